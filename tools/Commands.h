@@ -1,0 +1,32 @@
+#ifndef TESSEL_TOOLS_COMMANDS_H
+#define TESSEL_TOOLS_COMMANDS_H
+
+// The `tessel` command-line program: each subcommand lives in its own file and
+// registers itself here. A command's run function returns the exit code
+// (0 success, 1 user error); UserErrors thrown from it are printed by main and
+// give 1; bad usage (CLI11 parse errors) gives 2.
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tessel::cli {
+
+struct Command {
+    CLI::App *app = nullptr;
+    std::function<int()> run;
+};
+
+/** Options every command shares. */
+struct GlobalOptions {
+    std::vector<std::string> generator_libs; // --generators lib.so (repeatable)
+};
+
+Command add_list_command(CLI::App &root, GlobalOptions &g);
+Command add_demo_command(CLI::App &root, GlobalOptions &g);
+
+} // namespace tessel::cli
+
+#endif
