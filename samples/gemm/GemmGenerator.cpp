@@ -23,6 +23,7 @@ public:
     Output<Buffer<>> C{"C", 2}; // type follows the accumulator
 
     Type acc_t;
+    Func acc{"acc"};
 
     void configure() {
         tessel::DType t = tessel::parse_dtype_param(dtype, "dtype");
@@ -35,8 +36,11 @@ public:
     void generate() {
         Var j("j"), i("i");
         RDom k(0, K, "k");
-        C(j, i) = cast(acc_t, 0);
-        C(j, i) += cast(acc_t, (*A)(k, i)) * cast(acc_t, (*B)(j, k));
+        // The reduction has its own Func so that a schedule can keep it in an
+        // accumulator level (accumulate_in) and write C once per tile.
+        acc(j, i) = cast(acc_t, 0);
+        acc(j, i) += cast(acc_t, (*A)(k, i)) * cast(acc_t, (*B)(j, k));
+        C(j, i) = acc(j, i);
 
         A->set_estimates({{0, K}, {0, M}});
         B->set_estimates({{0, N}, {0, K}});
