@@ -1,0 +1,778 @@
+#include "npu_target/lower/ScalarCodegen.h"
+
+#include "Halide.h"
+#include "npu_target/common/Error.h"
+
+#include <cstring>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace tessel {
+
+using namespace Halide;
+using namespace Halide::Internal;
+using isa::Instr;
+using isa::Op;
+
+namespace {
+
+// Registers kept free for expression temporaries; bindings (lets, loop
+// counters) only take a register while more than this many are free.
+constexpr int kTempReserve = 8;
+
+std::string type_text(const Type &t) {
+    std::ostringstream os;
+    os << t;
+    return os.str();
+}
+
+// A value in a register: `temp` values are owned by the caller and must be released.
+struct Val {
+    int reg = 0;
+    bool temp = false;
+};
+
+// Where a let-bound value or loop counter lives for its whole scope.
+struct Binding {
+    int reg = -1;       // >= 0: in this register
+    int64_t slot = -1;  // else: byte offset in the scalar stack
+    Type type;
+};
+
+// An allocation placed in a memory level.
+struct Placed {
+    int level = 0;
+    int64_t offset = 0;
+    bool is_arg = false;
+    int arg_reg = 0;
+};
+
+class Codegen : public IRVisitor {
+public:
+    explicit Codegen(const LowerInput &in) : in_(in), arch_(*in.arch) {
+        prog_.kernel_name = in.kernel_name;
+        prog_.arch_name = arch_.name;
+        prog_.arch_hash = arch_.hash();
+        prog_.args = in.args;
+        prog_.provenance.push_back({});
+        gm_level_ = -1;
+        for (size_t i = 0; i < arch_.memories.size(); i++) {
+            if (arch_.memories[i].off_chip) {
+                gm_level_ = static_cast<int>(i);
+                break;
+            }
+        }
+        if (gm_level_ < 0) {
+            user_error("arch ", arch_.name, " has no off-chip (GM) level to hold kernel arguments");
+        }
+        const int nregs = arch_.scalar.registers;
+        if (static_cast<int>(in.args.size()) + 1 + kTempReserve > nregs) {
+            user_error("kernel ", in.kernel_name, " has ", in.args.size(), " arguments; the scalar unit of ", arch_.name,
+                       " has only ", nregs, " registers");
+        }
+        for (size_t i = 0; i < in.args.size(); i++) {
+            Placed p;
+            p.level = gm_level_;
+            p.is_arg = true;
+            p.arg_reg = static_cast<int>(i) + 1;
+            buffers_[in.args[i].name] = p;
+        }
+        for (int r = nregs - 1; r > static_cast<int>(in.args.size()); r--) {
+            free_regs_.push_back(r);
+        }
+        level_top_.assign(arch_.memories.size(), 0);
+        level_peak_.assign(arch_.memories.size(), 0);
+    }
+
+    ScalarCodegenResult finish() {
+        emit(Op::END);
+        ScalarCodegenResult r;
+        r.program = std::move(prog_);
+        for (const auto &f : scalar_funcs_) {
+            BackendDiagnostic d;
+            d.func = f;
+            d.directive_id = directive_of(f, "");
+            d.message = "Func " + f + " runs as scalar code on the NPU (no vector or matrix mapping applied)";
+            r.diagnostics.push_back(d);
+        }
+        return r;
+    }
+
+    using IRVisitor::visit;
+
+private:
+    const LowerInput &in_;
+    const ArchSpec &arch_;
+    isa::Program prog_;
+    int gm_level_;
+    std::vector<int> free_regs_;
+    std::map<std::string, std::vector<Binding>> vars_; // a stack per name (shadowing)
+    std::map<std::string, Placed> buffers_;
+    std::vector<int64_t> level_top_, level_peak_;
+    int64_t stack_top_ = 0;
+    int64_t stack_peak_ = 0;
+    int64_t scratch_slot_ = -1;
+    std::vector<std::string> func_stack_;
+    std::string loop_;
+    std::set<std::string> scalar_funcs_;
+    std::map<std::tuple<std::string, std::string, std::string>, isa::ProvenanceId> prov_ids_;
+
+    // ---- provenance ----
+    std::string directive_of(const std::string &func, const std::string &var) const {
+        if (!var.empty()) {
+            auto it = in_.npu.provenance.find(func + "." + var);
+            if (it != in_.npu.provenance.end()) {
+                return it->second;
+            }
+        }
+        auto it = in_.npu.provenance.find(func);
+        return it == in_.npu.provenance.end() ? "" : it->second;
+    }
+    isa::ProvenanceId current_prov() {
+        std::string func = func_stack_.empty() ? "" : func_stack_.back();
+        std::string var = loop_.substr(loop_.rfind('.') == std::string::npos ? 0 : loop_.rfind('.') + 1);
+        std::string dir = directive_of(func, var);
+        auto key = std::make_tuple(dir, func, loop_);
+        auto it = prov_ids_.find(key);
+        if (it != prov_ids_.end()) {
+            return it->second;
+        }
+        auto id = static_cast<isa::ProvenanceId>(prog_.provenance.size());
+        prog_.provenance.push_back({dir, func, loop_});
+        prov_ids_[key] = id;
+        return id;
+    }
+
+    // ---- emission ----
+    size_t emit(Op op, int rd = 0, int ra = 0, int rb = 0, int64_t imm = 0) {
+        Instr i;
+        i.op = op;
+        i.rd = static_cast<uint8_t>(rd);
+        i.ra = static_cast<uint8_t>(ra);
+        i.rb = static_cast<uint8_t>(rb);
+        i.imm = imm;
+        i.prov = current_prov();
+        prog_.code.push_back(i);
+        return prog_.code.size() - 1;
+    }
+    size_t emit_mem(Op op, DType t, int level, int reg, int addr, int64_t offset) {
+        Instr i;
+        i.op = op;
+        i.dtype = t;
+        i.level = static_cast<uint8_t>(level);
+        if (op == Op::LD) {
+            i.rd = static_cast<uint8_t>(reg);
+        } else {
+            i.rb = static_cast<uint8_t>(reg);
+        }
+        i.ra = static_cast<uint8_t>(addr);
+        i.imm = offset;
+        i.prov = current_prov();
+        prog_.code.push_back(i);
+        return prog_.code.size() - 1;
+    }
+    int64_t here() const { return static_cast<int64_t>(prog_.code.size()); }
+    void patch(size_t at, int64_t target) { prog_.code[at].imm = target; }
+
+    // ---- registers ----
+    int take_reg() {
+        if (free_regs_.empty()) {
+            user_error("expression too deep for the scalar register file of ", arch_.name, " (", arch_.scalar.registers,
+                       " registers) in Func ", func_stack_.empty() ? "?" : func_stack_.back());
+        }
+        int r = free_regs_.back();
+        free_regs_.pop_back();
+        return r;
+    }
+    void release(const Val &v) {
+        if (v.temp) {
+            free_regs_.push_back(v.reg);
+        }
+    }
+    Val temp() { return {take_reg(), true}; }
+    // A value we are allowed to overwrite.
+    Val own(const Val &v) {
+        if (v.temp) {
+            return v;
+        }
+        Val t = temp();
+        emit(Op::MOV, t.reg, v.reg);
+        return t;
+    }
+    int64_t alloc_stack(int64_t bytes) {
+        int64_t at = (stack_top_ + 7) / 8 * 8;
+        stack_top_ = at + bytes;
+        stack_peak_ = std::max(stack_peak_, stack_top_);
+        if (static_cast<uint64_t>(stack_top_) > arch_.scalar.stack_bytes) {
+            user_error("scalar stack overflow: ", stack_top_, " bytes needed for spilled values; ", arch_.name,
+                       " has ", arch_.scalar.stack_bytes, " bytes of scalar stack");
+        }
+        return at;
+    }
+    int64_t scratch() {
+        if (scratch_slot_ < 0) {
+            scratch_slot_ = alloc_stack(8);
+        }
+        return scratch_slot_;
+    }
+
+    // ---- bindings ----
+    DType slot_type(const Type &t) const {
+        if (t.is_float()) {
+            return DType::FP32;
+        }
+        if (t.bits() > 32) {
+            user_error("64-bit integers are not supported on the NPU scalar unit (in Func ",
+                       func_stack_.empty() ? "?" : func_stack_.back(), ")");
+        }
+        return DType::Int32;
+    }
+    void bind(const std::string &name, const Type &t, Val v) {
+        Binding b;
+        b.type = t;
+        if (static_cast<int>(free_regs_.size()) > kTempReserve) {
+            if (v.temp) {
+                b.reg = v.reg; // keep the temp as the binding's register
+            } else {
+                b.reg = take_reg();
+                emit(Op::MOV, b.reg, v.reg);
+            }
+        } else {
+            b.slot = alloc_stack(8);
+            emit_mem(Op::ST, slot_type(t), isa::kStackLevel, v.reg, 0, b.slot);
+            release(v);
+        }
+        vars_[name].push_back(b);
+    }
+    void unbind(const std::string &name) {
+        Binding b = vars_[name].back();
+        vars_[name].pop_back();
+        if (b.reg >= 0) {
+            free_regs_.push_back(b.reg);
+        }
+        if (vars_[name].empty()) {
+            vars_.erase(name);
+        }
+    }
+    const Binding &binding(const std::string &name) const {
+        auto it = vars_.find(name);
+        if (it == vars_.end()) {
+            internal_error("scalar codegen: unbound variable ", name);
+        }
+        return it->second.back();
+    }
+    Val read_var(const std::string &name) {
+        const Binding &b = binding(name);
+        if (b.reg >= 0) {
+            return {b.reg, false};
+        }
+        Val t = temp();
+        emit_mem(Op::LD, slot_type(b.type), isa::kStackLevel, t.reg, 0, b.slot);
+        if (b.type.is_uint() && b.type.bits() == 32) {
+            normalize(t, b.type);
+        }
+        return t;
+    }
+    void write_var(const std::string &name, const Val &v) {
+        const Binding &b = binding(name);
+        if (b.reg >= 0) {
+            if (b.reg != v.reg) {
+                emit(Op::MOV, b.reg, v.reg);
+            }
+            return;
+        }
+        emit_mem(Op::ST, slot_type(b.type), isa::kStackLevel, v.reg, 0, b.slot);
+    }
+
+    // ---- value representation ----
+    // Integers are held sign- or zero-extended to 64 bits in their type; floats
+    // as binary32 bits, rounded to fp16/bf16 when that is their type.
+    void normalize(Val &v, const Type &t) {
+        if (t.is_float()) {
+            if (t.bits() == 16) {
+                DType d = t.is_bfloat() ? DType::BF16 : DType::FP16;
+                int64_t s = scratch();
+                emit_mem(Op::ST, d, isa::kStackLevel, v.reg, 0, s);
+                emit_mem(Op::LD, d, isa::kStackLevel, v.reg, 0, s);
+            }
+            return;
+        }
+        if (t.is_bool()) {
+            return;
+        }
+        if (t.is_uint() && t.bits() < 64) {
+            Val m = temp();
+            emit(Op::LI, m.reg, 0, 0, static_cast<int64_t>((uint64_t(1) << t.bits()) - 1));
+            emit(Op::AND, v.reg, v.reg, m.reg);
+            release(m);
+            return;
+        }
+        if (t.is_int() && t.bits() < 32) {
+            Val s = temp();
+            emit(Op::LI, s.reg, 0, 0, 64 - t.bits());
+            emit(Op::SHL, v.reg, v.reg, s.reg);
+            emit(Op::SHR, v.reg, v.reg, s.reg);
+            release(s);
+        }
+    }
+
+    DType mem_dtype(const Type &t) const {
+        if (t.is_bool() || t == UInt(8)) {
+            return DType::UInt8;
+        }
+        if (t == Int(8)) {
+            return DType::Int8;
+        }
+        if (t == Int(16)) {
+            return DType::Int16;
+        }
+        if (t == Int(32) || t == UInt(32) || t == UInt(16)) {
+            if (t == UInt(16)) {
+                user_error("uint16 buffers are not supported on the NPU (Func ", func_stack_.empty() ? "?" : func_stack_.back(), ")");
+            }
+            return DType::Int32;
+        }
+        if (t == Float(16)) {
+            return DType::FP16;
+        }
+        if (t == BFloat(16)) {
+            return DType::BF16;
+        }
+        if (t == Float(32)) {
+            return DType::FP32;
+        }
+        user_error("type ", type_text(t), " is not supported by the NPU (Func ",
+                   func_stack_.empty() ? "?" : func_stack_.back(), ")");
+    }
+
+    // ---- expressions ----
+    Val result_;
+    Val eval(const Expr &e) {
+        if (e.type().lanes() != 1) {
+            internal_error("scalar codegen: vector expression survived scalarisation: ", e);
+        }
+        e.accept(this);
+        return result_;
+    }
+
+    void visit(const IntImm *op) override {
+        Val t = temp();
+        emit(Op::LI, t.reg, 0, 0, op->value);
+        result_ = t;
+    }
+    void visit(const UIntImm *op) override {
+        Val t = temp();
+        emit(Op::LI, t.reg, 0, 0, static_cast<int64_t>(op->value));
+        result_ = t;
+    }
+    void visit(const FloatImm *op) override {
+        float f = static_cast<float>(op->value);
+        if (op->type.bits() == 16) {
+            f = op->type.is_bfloat() ? bf16_to_fp32(fp32_to_bf16(f)) : fp16_to_fp32(fp32_to_fp16(f));
+        }
+        uint32_t bits;
+        std::memcpy(&bits, &f, 4);
+        Val t = temp();
+        emit(Op::LI, t.reg, 0, 0, static_cast<int64_t>(bits));
+        result_ = t;
+    }
+    void visit(const StringImm *op) override {
+        user_error("string values are not supported on the NPU (\"", op->value, "\")");
+    }
+    void visit(const Variable *op) override { result_ = read_var(op->name); }
+
+    void binary(const Expr &a, const Expr &b, Op int_op, Op float_op, const Type &t) {
+        Val va = own(eval(a));
+        Val vb = eval(b);
+        emit(a.type().is_float() ? float_op : int_op, va.reg, va.reg, vb.reg);
+        release(vb);
+        normalize(va, t);
+        result_ = va;
+    }
+    void visit(const Add *op) override { binary(op->a, op->b, Op::ADD, Op::FADD, op->type); }
+    void visit(const Sub *op) override { binary(op->a, op->b, Op::SUB, Op::FSUB, op->type); }
+    void visit(const Mul *op) override { binary(op->a, op->b, Op::MUL, Op::FMUL, op->type); }
+    void visit(const Div *op) override { binary(op->a, op->b, Op::DIV, Op::FDIV, op->type); }
+    void visit(const Mod *op) override {
+        if (op->type.is_float()) {
+            user_error("floating-point modulo is not supported on the NPU (Func ", func_stack_.empty() ? "?" : func_stack_.back(), ")");
+        }
+        binary(op->a, op->b, Op::REM, Op::REM, op->type);
+    }
+    void visit(const Min *op) override { binary(op->a, op->b, Op::MIN, Op::FMIN, op->type); }
+    void visit(const Max *op) override { binary(op->a, op->b, Op::MAX, Op::FMAX, op->type); }
+    void compare(const Expr &a, const Expr &b, Op int_op, Op float_op, bool negate) {
+        Val va = own(eval(a));
+        Val vb = eval(b);
+        emit(a.type().is_float() ? float_op : int_op, va.reg, va.reg, vb.reg);
+        release(vb);
+        if (negate) {
+            emit(Op::SEQ, va.reg, va.reg, 0);
+        }
+        result_ = va;
+    }
+    void visit(const EQ *op) override { compare(op->a, op->b, Op::SEQ, Op::FSEQ, false); }
+    void visit(const NE *op) override { compare(op->a, op->b, Op::SEQ, Op::FSEQ, true); }
+    void visit(const LT *op) override { compare(op->a, op->b, Op::SLT, Op::FSLT, false); }
+    void visit(const LE *op) override { compare(op->a, op->b, Op::SLE, Op::FSLE, false); }
+    void visit(const GT *op) override { compare(op->b, op->a, Op::SLT, Op::FSLT, false); }
+    void visit(const GE *op) override { compare(op->b, op->a, Op::SLE, Op::FSLE, false); }
+    void visit(const And *op) override { binary(op->a, op->b, Op::AND, Op::AND, op->type); }
+    void visit(const Or *op) override { binary(op->a, op->b, Op::OR, Op::OR, op->type); }
+    void visit(const Not *op) override {
+        Val v = own(eval(op->a));
+        emit(Op::SEQ, v.reg, v.reg, 0);
+        result_ = v;
+    }
+    void visit(const Select *op) override {
+        Val c = eval(op->condition);
+        Val t = eval(op->true_value);
+        Val f = eval(op->false_value);
+        Val d = temp();
+        Instr i;
+        i.op = Op::SELECT;
+        i.rd = static_cast<uint8_t>(d.reg);
+        i.ra = static_cast<uint8_t>(t.reg);
+        i.rb = static_cast<uint8_t>(f.reg);
+        i.rc = static_cast<uint8_t>(c.reg);
+        i.prov = current_prov();
+        prog_.code.push_back(i);
+        release(c);
+        release(t);
+        release(f);
+        result_ = d;
+    }
+    void visit(const Cast *op) override {
+        const Type &from = op->value.type(), &to = op->type;
+        Val v = own(eval(op->value));
+        if (to.is_bool()) {
+            emit(from.is_float() ? Op::FSEQ : Op::SEQ, v.reg, v.reg, 0);
+            emit(Op::SEQ, v.reg, v.reg, 0);
+        } else if (from.is_float() && to.is_float()) {
+            normalize(v, to);
+        } else if (from.is_float()) {
+            emit(Op::FTOI, v.reg, v.reg);
+            normalize(v, to);
+        } else if (to.is_float()) {
+            emit(Op::ITOF, v.reg, v.reg);
+            normalize(v, to);
+        } else {
+            normalize(v, to);
+            if (to.is_int() && to.bits() == 32 && !(from.is_int() && from.bits() <= 32)) {
+                Val s = temp(); // wrap to int32 (e.g. from uint32)
+                emit(Op::LI, s.reg, 0, 0, 32);
+                emit(Op::SHL, v.reg, v.reg, s.reg);
+                emit(Op::SHR, v.reg, v.reg, s.reg);
+                release(s);
+            }
+        }
+        result_ = v;
+    }
+    void reinterpret(const Call *op) {
+        const Type &from = op->args[0].type(), &to = op->type;
+        if (from.bits() != 32 || to.bits() != 32) {
+            user_error("reinterpret from ", type_text(from), " to ", type_text(to), " is not supported on the NPU");
+        }
+        Val v = own(eval(op->args[0]));
+        if (to.is_int()) {
+            Val s = temp();
+            emit(Op::LI, s.reg, 0, 0, 32);
+            emit(Op::SHL, v.reg, v.reg, s.reg);
+            emit(Op::SHR, v.reg, v.reg, s.reg);
+            release(s);
+        } else {
+            normalize(v, UInt(32));
+        }
+        result_ = v;
+    }
+    void visit(const Let *op) override {
+        bind(op->name, op->value.type(), eval(op->value));
+        Val r = eval(op->body);
+        unbind(op->name);
+        result_ = r;
+    }
+    Val address(const std::string &buf, const Expr &index, int bytes, Placed &p) {
+        auto it = buffers_.find(buf);
+        if (it == buffers_.end()) {
+            user_error("buffer ", buf, " is used but was neither an argument nor allocated (Func ",
+                       func_stack_.empty() ? "?" : func_stack_.back(), ")");
+        }
+        p = it->second;
+        Val idx = own(eval(index));
+        emit(Op::MULI, idx.reg, idx.reg, 0, bytes);
+        if (p.is_arg) {
+            emit(Op::ADD, idx.reg, idx.reg, p.arg_reg);
+        }
+        return idx;
+    }
+    void visit(const Load *op) override {
+        if (!is_const_one(op->predicate)) {
+            // Predicated scalar load: select 0 when the predicate is off.
+            Expr e = Select::make(op->predicate, Load::make(op->type, op->name, op->index, op->image, op->param,
+                                                             const_true(), op->alignment),
+                                  make_zero(op->type));
+            result_ = eval_guarded_load(op->predicate, e);
+            return;
+        }
+        Placed p;
+        Val a = address(op->name, op->index, op->type.bytes(), p);
+        emit_mem(Op::LD, mem_dtype(op->type), p.level, a.reg, a.reg, p.is_arg ? 0 : p.offset);
+        result_ = a;
+    }
+    Val eval_guarded_load(const Expr &pred, const Expr &sel) {
+        // The load must not execute when the predicate is false (it may be out of bounds).
+        const Select *s = sel.as<Select>();
+        Val out = temp();
+        emit(Op::LI, out.reg, 0, 0, 0);
+        Val c = eval(pred);
+        size_t skip = emit(Op::BEQ, 0, c.reg, 0, 0);
+        release(c);
+        Val v = eval(s->true_value);
+        emit(Op::MOV, out.reg, v.reg);
+        release(v);
+        patch(skip, here());
+        return out;
+    }
+    void visit(const Call *op) override {
+        if (op->is_intrinsic(Call::likely) || op->is_intrinsic(Call::likely_if_innermost) ||
+            op->is_intrinsic(Call::promise_clamped) || op->is_intrinsic(Call::unsafe_promise_clamped) ||
+            op->is_intrinsic(Call::strict_float)) {
+            result_ = eval(op->args[0]);
+            return;
+        }
+        if (op->is_intrinsic(Call::reinterpret)) {
+            reinterpret(op);
+            return;
+        }
+        if (op->is_intrinsic(Call::return_second)) {
+            release(eval(op->args[0]));
+            result_ = eval(op->args[1]);
+            return;
+        }
+        if (op->is_intrinsic(Call::if_then_else)) {
+            Expr f = op->args.size() > 2 ? op->args[2] : make_zero(op->type);
+            result_ = eval(Select::make(op->args[0], op->args[1], f));
+            return;
+        }
+        if (op->is_intrinsic(Call::bitwise_and) || op->is_intrinsic(Call::bitwise_or) ||
+            op->is_intrinsic(Call::bitwise_xor)) {
+            Op o = op->is_intrinsic(Call::bitwise_and) ? Op::AND : op->is_intrinsic(Call::bitwise_or) ? Op::OR : Op::XOR;
+            binary(op->args[0], op->args[1], o, o, op->type);
+            return;
+        }
+        if (op->is_intrinsic(Call::bitwise_not)) {
+            Val v = own(eval(op->args[0]));
+            Val m = temp();
+            emit(Op::LI, m.reg, 0, 0, -1);
+            emit(Op::XOR, v.reg, v.reg, m.reg);
+            release(m);
+            normalize(v, op->type);
+            result_ = v;
+            return;
+        }
+        if (op->is_intrinsic(Call::shift_left) || op->is_intrinsic(Call::shift_right)) {
+            binary(op->args[0], op->args[1], op->is_intrinsic(Call::shift_left) ? Op::SHL : Op::SHR, Op::SHR, op->type);
+            return;
+        }
+        if (op->is_intrinsic(Call::abs)) {
+            const Type &t = op->args[0].type();
+            Val v = own(eval(op->args[0]));
+            if (t.is_float()) {
+                emit(Op::FABS, v.reg, v.reg);
+            } else if (t.is_int()) {
+                Val n = temp();
+                emit(Op::SUB, n.reg, 0, v.reg);
+                emit(Op::MAX, v.reg, v.reg, n.reg);
+                release(n);
+            }
+            normalize(v, op->type);
+            result_ = v;
+            return;
+        }
+        static const std::map<std::string, Op> unary_math = {
+            {"exp_f32", Op::FEXP}, {"log_f32", Op::FLOG}, {"sqrt_f32", Op::FSQRT},
+            {"exp_f16", Op::FEXP}, {"log_f16", Op::FLOG}, {"sqrt_f16", Op::FSQRT},
+        };
+        auto it = unary_math.find(op->name);
+        if (it != unary_math.end()) {
+            Val v = own(eval(op->args[0]));
+            emit(it->second, v.reg, v.reg);
+            normalize(v, op->type);
+            result_ = v;
+            return;
+        }
+        user_error("call to ", op->name, " (", type_text(op->type), ") is not supported on the NPU (Func ",
+                   func_stack_.empty() ? "?" : func_stack_.back(), ")");
+    }
+    void visit(const Ramp *op) override { internal_error("scalar codegen: unscalarised ramp ", Expr(op)); }
+    void visit(const Broadcast *op) override { internal_error("scalar codegen: unscalarised broadcast ", Expr(op)); }
+    void visit(const Shuffle *op) override { internal_error("scalar codegen: unscalarised shuffle ", Expr(op)); }
+    void visit(const VectorReduce *op) override {
+        internal_error("scalar codegen: unscalarised vector reduce ", Expr(op));
+    }
+
+    // ---- statements ----
+    void visit(const LetStmt *op) override {
+        bind(op->name, op->value.type(), eval(op->value));
+        op->body.accept(this);
+        unbind(op->name);
+    }
+    void visit(const AssertStmt *) override {}
+    void visit(const ProducerConsumer *op) override {
+        if (op->is_producer) {
+            func_stack_.push_back(op->name);
+            scalar_funcs_.insert(op->name);
+        }
+        op->body.accept(this);
+        if (op->is_producer) {
+            func_stack_.pop_back();
+        }
+    }
+    void visit(const For *op) override {
+        std::string saved_loop = loop_;
+        loop_ = op->name;
+        Val mn = eval(op->min);
+        Val ext = eval(op->extent);
+        Val end = own(ext);
+        emit(Op::ADD, end.reg, end.reg, mn.reg);
+        bind(op->name, Int(32), mn);
+        std::string end_name = op->name + ".$end";
+        bind(end_name, Int(32), end);
+        int64_t top = here();
+        Val i = read_var(op->name);
+        Val e = read_var(end_name);
+        size_t exit_branch = emit(Op::BGE, 0, i.reg, e.reg, 0);
+        release(i);
+        release(e);
+        op->body.accept(this);
+        Val i2 = own(read_var(op->name));
+        emit(Op::ADDI, i2.reg, i2.reg, 0, 1);
+        write_var(op->name, i2);
+        release(i2);
+        emit(Op::JMP, 0, 0, 0, top);
+        patch(exit_branch, here());
+        unbind(end_name);
+        unbind(op->name);
+        loop_ = saved_loop;
+    }
+    void visit(const Store *op) override {
+        const int lanes = op->value.type().lanes();
+        for (int l = 0; l < lanes; l++) {
+            Expr value = lanes == 1 ? op->value : extract_lane(op->value, l);
+            Expr index = lanes == 1 ? op->index : extract_lane(op->index, l);
+            Expr pred = lanes == 1 ? op->predicate : extract_lane(op->predicate, l);
+            value = simplify(value);
+            index = simplify(index);
+            pred = simplify(pred);
+            size_t skip = 0;
+            bool guarded = !is_const_one(pred);
+            if (guarded) {
+                Val c = eval(pred);
+                skip = emit(Op::BEQ, 0, c.reg, 0, 0);
+                release(c);
+            }
+            Val v = eval(value);
+            Placed p;
+            Val a = address(op->name, index, value.type().bytes(), p);
+            emit_mem(Op::ST, mem_dtype(value.type()), p.level, v.reg, a.reg, p.is_arg ? 0 : p.offset);
+            release(a);
+            release(v);
+            if (guarded) {
+                patch(skip, here());
+            }
+        }
+    }
+    void visit(const Provide *op) override { internal_error("scalar codegen: Provide after lowering: ", op->name); }
+    void visit(const Realize *op) override { internal_error("scalar codegen: Realize after lowering: ", op->name); }
+    std::string level_for(const std::string &func, int &buffers, std::string &directive) const {
+        for (const auto &s : in_.npu.staged) {
+            if (s.func == func) {
+                buffers = s.buffers;
+                directive = s.directive_id;
+                return s.level;
+            }
+        }
+        for (const auto &a : in_.npu.accumulate) {
+            if (a.func == func) {
+                directive = a.directive_id;
+                return a.level;
+            }
+        }
+        directive = directive_of(func, "");
+        return arch_.vector.level;
+    }
+    void visit(const Allocate *op) override {
+        int64_t elems = 1;
+        for (const Expr &e : op->extents) {
+            const int64_t *c = as_const_int(e);
+            if (!c) {
+                user_error("allocation ", op->name, " has a size that is not constant (", e,
+                           "); the NPU needs constant-size buffers: tile with a constant factor");
+            }
+            elems *= *c;
+        }
+        int buffers = 1;
+        std::string directive;
+        std::string level_name = level_for(op->name, buffers, directive);
+        int level = arch_.level_index(level_name);
+        if (level < 0) {
+            user_error("allocation ", op->name, " is placed in level ", level_name, ", which ", arch_.name, " does not have");
+        }
+        const MemoryLevel &L = arch_.memories[level];
+        int64_t bytes = elems * op->type.bytes();
+        int64_t align = std::max(1, L.alignment);
+        int64_t at = (level_top_[level] + align - 1) / align * align;
+        if (static_cast<uint64_t>(at + bytes) > L.size_bytes) {
+            user_error("buffer ", op->name, " (", elems, " x ", type_text(op->type), " = ", bytes, " B) does not fit in ",
+                       L.name, ": ", at + bytes, " bytes needed with the buffers live at this point, ", L.name, " has ",
+                       L.size_bytes, " bytes", directive.empty() ? "" : " (directive " + directive + ")");
+        }
+        int64_t saved_top = level_top_[level];
+        level_top_[level] = at + bytes;
+        level_peak_[level] = std::max(level_peak_[level], level_top_[level]);
+        Placed p;
+        p.level = level;
+        p.offset = at;
+        buffers_[op->name] = p;
+        op->body.accept(this);
+        buffers_.erase(op->name);
+        level_top_[level] = saved_top;
+    }
+    void visit(const Free *) override {}
+    void visit(const IfThenElse *op) override {
+        Val c = eval(op->condition);
+        size_t to_else = emit(Op::BEQ, 0, c.reg, 0, 0);
+        release(c);
+        op->then_case.accept(this);
+        if (op->else_case.defined()) {
+            size_t to_end = emit(Op::JMP);
+            patch(to_else, here());
+            op->else_case.accept(this);
+            patch(to_end, here());
+        } else {
+            patch(to_else, here());
+        }
+    }
+    void visit(const Evaluate *op) override {
+        if (is_const(op->value)) {
+            return;
+        }
+        release(eval(op->value));
+    }
+    void visit(const Fork *) override { user_error("async() is not supported by the scalar fallback"); }
+    void visit(const Acquire *) override { user_error("async() is not supported by the scalar fallback"); }
+    void visit(const Atomic *) override { user_error("atomic() is not supported by the NPU backend"); }
+    void visit(const Prefetch *) override {}
+};
+
+} // namespace
+
+ScalarCodegenResult scalar_codegen(const Stmt &s, const LowerInput &in) {
+    TESSEL_INTERNAL_ASSERT(in.arch != nullptr);
+    Codegen cg(in);
+    s.accept(&cg);
+    return cg.finish();
+}
+
+} // namespace tessel
