@@ -2,6 +2,7 @@
 
 #include "Halide.h"
 #include "npu_target/common/Error.h"
+#include "npu_target/lower/DmaInference.h"
 
 #include <cstring>
 #include <map>
@@ -94,6 +95,10 @@ public:
             d.func = f;
             d.directive_id = directive_of(f, "");
             d.message = "Func " + f + " runs as scalar code on the NPU (no vector or matrix mapping applied)";
+            auto why = fallback_reasons_.find(f);
+            if (why != fallback_reasons_.end()) {
+                d.message += "; not a DMA copy: " + why->second;
+            }
             r.diagnostics.push_back(d);
         }
         return r;
@@ -116,6 +121,7 @@ private:
     std::vector<std::string> func_stack_;
     std::string loop_;
     std::set<std::string> scalar_funcs_;
+    std::map<std::string, std::string> fallback_reasons_;
     std::map<std::tuple<std::string, std::string, std::string>, isa::ProvenanceId> prov_ids_;
 
     // ---- provenance ----
@@ -620,14 +626,141 @@ private:
     }
     void visit(const AssertStmt *) override {}
     void visit(const ProducerConsumer *op) override {
-        if (op->is_producer) {
-            func_stack_.push_back(op->name);
-            scalar_funcs_.insert(op->name);
+        if (!op->is_producer) {
+            op->body.accept(this);
+            return;
+        }
+        func_stack_.push_back(op->name);
+        std::string why;
+        if (auto copy = match_copy(op->body, &why)) {
+            if (try_emit_dma(*copy, why)) {
+                func_stack_.pop_back();
+                return;
+            }
+        }
+        scalar_funcs_.insert(op->name);
+        if (!why.empty()) {
+            fallback_reasons_[op->name] = why;
         }
         op->body.accept(this);
-        if (op->is_producer) {
-            func_stack_.pop_back();
+        func_stack_.pop_back();
+    }
+
+    // ---- DMA ----
+    isa::Pipe pipe_of(const std::string &name) const {
+        for (int p = 0; p < static_cast<int>(isa::Pipe::NUM_PIPES); p++) {
+            if (name == isa::pipe_name(static_cast<isa::Pipe>(p))) {
+                return static_cast<isa::Pipe>(p);
+            }
         }
+        internal_error("arch ", arch_.name, " names pipe ", name, ", which the ISA does not have");
+    }
+    // Byte address of element `base` of a placed buffer, in a fresh register.
+    Val buffer_address(const Placed &p, const Expr &base, int bytes) {
+        Val a = own(eval(base));
+        emit(Op::MULI, a.reg, a.reg, 0, bytes);
+        if (p.is_arg) {
+            emit(Op::ADD, a.reg, a.reg, p.arg_reg);
+        } else if (p.offset != 0) {
+            emit(Op::ADDI, a.reg, a.reg, 0, p.offset);
+        }
+        return a;
+    }
+    bool try_emit_dma(const CopyPattern &c, std::string &why) {
+        auto d = buffers_.find(c.dst), s = buffers_.find(c.src);
+        if (d == buffers_.end() || s == buffers_.end()) {
+            why = "a buffer of the copy is not placed";
+            return false;
+        }
+        const std::string &src_level = arch_.memories[s->second.level].name;
+        const std::string &dst_level = arch_.memories[d->second.level].name;
+        const DmaEdge *edge = nullptr;
+        const DmaEngine *eng = arch_.engine_for(src_level, dst_level, &edge);
+        if (!eng) {
+            why = "no transfer engine of " + arch_.name + " moves data from " + src_level + " to " + dst_level;
+            return false;
+        }
+        const int bytes = c.type.bytes();
+        mem_dtype(c.type); // rejects types the NPU lacks
+        const size_t hw_dims = std::min<size_t>(c.dims.size(), std::max(1, std::min(eng->max_dims, 4)));
+        for (const CopyDim &dim : c.dims) {
+            if (dim.count > eng->max_count) {
+                why = "a copy dimension of " + std::to_string(dim.count) + " elements exceeds " + eng->name +
+                      "'s max_count " + std::to_string(eng->max_count);
+                return false;
+            }
+        }
+        isa::DmaDesc desc;
+        desc.dims = static_cast<uint8_t>(hw_dims);
+        desc.elem_bytes = static_cast<uint32_t>(bytes);
+        for (size_t i = 0; i < hw_dims; i++) {
+            desc.count[i] = static_cast<uint32_t>(c.dims[i].count);
+            desc.dst_stride[i] = c.dims[i].dst_stride * bytes;
+            desc.src_stride[i] = c.dims[i].src_stride * bytes;
+        }
+        uint16_t desc_index = add_desc(desc);
+        const int engine_index = static_cast<int>(eng - arch_.engines.data());
+        const isa::Pipe pipe = pipe_of(eng->pipe);
+        Val da = buffer_address(d->second, c.dst_base, bytes);
+        Val sa = buffer_address(s->second, c.src_base, bytes);
+        // Dimensions beyond the engine's descriptor become scalar loops that
+        // step both addresses.
+        emit_dma_loops(c, hw_dims, c.dims.size(), da, sa, bytes, [&](const Val &dst, const Val &src) {
+            Instr i;
+            i.op = Op::DMA;
+            i.engine = static_cast<uint8_t>(engine_index);
+            i.dst_level = static_cast<uint8_t>(d->second.level);
+            i.src_level = static_cast<uint8_t>(s->second.level);
+            i.ra = static_cast<uint8_t>(dst.reg);
+            i.rb = static_cast<uint8_t>(src.reg);
+            i.desc = desc_index;
+            i.prov = current_prov();
+            prog_.code.push_back(i);
+        });
+        release(da);
+        release(sa);
+        // The scalar code that follows reads or overwrites these buffers: wait
+        // for the engine (the sync-insertion pass will narrow this to flags).
+        Instr b;
+        b.op = Op::BARRIER;
+        b.src_pipe = static_cast<uint8_t>(pipe);
+        b.prov = current_prov();
+        prog_.code.push_back(b);
+        return true;
+    }
+    template <typename F>
+    void emit_dma_loops(const CopyPattern &c, size_t first, size_t end, const Val &dst, const Val &src, int bytes,
+                        const F &body) {
+        if (first == end) {
+            body(dst, src);
+            return;
+        }
+        // Loop over dimension end-1 (the outermost remaining), then recurse inward.
+        const CopyDim &dim = c.dims[end - 1];
+        Val dcur = temp(), scur = temp(), n = temp();
+        emit(Op::MOV, dcur.reg, dst.reg);
+        emit(Op::MOV, scur.reg, src.reg);
+        emit(Op::LI, n.reg, 0, 0, dim.count);
+        int64_t top = here();
+        emit_dma_loops(c, first, end - 1, dcur, scur, bytes, body);
+        emit(Op::ADDI, dcur.reg, dcur.reg, 0, dim.dst_stride * bytes);
+        emit(Op::ADDI, scur.reg, scur.reg, 0, dim.src_stride * bytes);
+        emit(Op::ADDI, n.reg, n.reg, 0, -1);
+        emit(Op::BNE, 0, n.reg, 0, top);
+        release(n);
+        release(scur);
+        release(dcur);
+    }
+    uint16_t add_desc(const isa::DmaDesc &d) {
+        for (size_t i = 0; i < prog_.descs.size(); i++) {
+            const isa::DmaDesc &e = prog_.descs[i];
+            if (e.dims == d.dims && e.elem_bytes == d.elem_bytes && e.count == d.count && e.src_stride == d.src_stride &&
+                e.dst_stride == d.dst_stride && e.transform == d.transform) {
+                return static_cast<uint16_t>(i);
+            }
+        }
+        prog_.descs.push_back(d);
+        return static_cast<uint16_t>(prog_.descs.size() - 1);
     }
     void visit(const For *op) override {
         std::string saved_loop = loop_;

@@ -1,0 +1,152 @@
+#include "npu_target/lower/DmaInference.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace tessel {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+
+struct LoopVar {
+    std::string name;
+    Expr min;
+    int64_t extent;
+};
+
+// The coefficient of `var` in the affine `index`, if constant and linear.
+std::optional<int64_t> coefficient(const Expr &index, const std::string &var) {
+    Expr v = Variable::make(Int(32), var);
+    Expr at0 = substitute(var, make_zero(Int(32)), index);
+    Expr at1 = substitute(var, make_one(Int(32)), index);
+    Expr at2 = substitute(var, make_const(Int(32), 2), index);
+    Expr c = simplify(at1 - at0);
+    Expr c2 = simplify(at2 - at1);
+    const int64_t *k = as_const_int(c);
+    const int64_t *k2 = as_const_int(c2);
+    if (!k || !k2 || *k != *k2) {
+        return std::nullopt;
+    }
+    // Confirm linearity symbolically: index == at0 + k * v.
+    if (!can_prove(index == at0 + make_const(Int(32), *k) * v)) {
+        return std::nullopt;
+    }
+    return *k;
+}
+
+} // namespace
+
+std::optional<CopyPattern> match_copy(const Stmt &body, std::string *reason) {
+    auto fail = [&](const std::string &why) -> std::optional<CopyPattern> {
+        if (reason) {
+            *reason = why;
+        }
+        return std::nullopt;
+    };
+    std::vector<LoopVar> loops; // outermost first
+    std::vector<std::pair<std::string, Expr>> lets;
+    Stmt s = body;
+    while (true) {
+        if (const For *f = s.as<For>()) {
+            const int64_t *ext = as_const_int(f->extent);
+            if (!ext) {
+                return fail("loop " + f->name + " has a non-constant extent");
+            }
+            loops.push_back({f->name, f->min, *ext});
+            s = f->body;
+        } else if (const LetStmt *l = s.as<LetStmt>()) {
+            lets.emplace_back(l->name, l->value);
+            s = l->body;
+        } else {
+            break;
+        }
+    }
+    const Store *st = s.as<Store>();
+    if (!st) {
+        return fail("the producer is not a single store in a loop nest");
+    }
+    if (!is_const_one(st->predicate)) {
+        return fail("the store is predicated");
+    }
+    Expr value = st->value, sidx = st->index;
+    const Load *ld = value.as<Load>();
+    if (!ld || ld->type != st->value.type() || !is_const_one(ld->predicate)) {
+        return fail("the stored value is not a plain load of the same type");
+    }
+    Expr lidx = ld->index;
+    // Inline the lets (innermost first) so indices depend only on loop variables
+    // and on names bound outside the nest.
+    for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
+        sidx = substitute(it->first, it->second, sidx);
+        lidx = substitute(it->first, it->second, lidx);
+    }
+    CopyPattern p;
+    p.dst = st->name;
+    p.src = ld->name;
+    p.type = ld->type.element_of();
+    std::vector<CopyDim> dims; // innermost first
+    // A vectorised innermost dimension: ramps of equal lanes on both sides.
+    const int lanes = value.type().lanes();
+    if (lanes > 1) {
+        const Ramp *rs = sidx.as<Ramp>();
+        const Ramp *rl = lidx.as<Ramp>();
+        if (!rs || !rl) {
+            return fail("the vector store or load is not a ramp");
+        }
+        const int64_t *ss = as_const_int(rs->stride);
+        const int64_t *ls = as_const_int(rl->stride);
+        if (!ss || !ls) {
+            return fail("vector stride is not constant");
+        }
+        dims.push_back({lanes, *ss, *ls});
+        sidx = rs->base;
+        lidx = rl->base;
+    }
+    for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
+        auto cs = coefficient(sidx, it->name);
+        auto cl = coefficient(lidx, it->name);
+        if (!cs || !cl) {
+            return fail("index is not affine in loop " + it->name);
+        }
+        dims.push_back({it->extent, *cs, *cl});
+    }
+    // Base: every loop variable at its minimum (the minimums may use outer loops).
+    Expr sb = sidx, lb = lidx;
+    for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
+        sb = substitute(it->name, it->min, sb);
+        lb = substitute(it->name, it->min, lb);
+    }
+    for (const auto &l : loops) {
+        // A loop minimum that uses another loop of the nest is not a rectangular copy.
+        if (expr_uses_var(sb, l.name) || expr_uses_var(lb, l.name)) {
+            return fail("loop bounds depend on loop " + l.name);
+        }
+    }
+    p.dst_base = simplify(sb);
+    p.src_base = simplify(lb);
+    // Drop unit dimensions, then merge a dimension into the one inside it when
+    // it continues it contiguously on both sides.
+    std::vector<CopyDim> merged;
+    for (const CopyDim &d : dims) {
+        if (d.count == 1) {
+            continue;
+        }
+        if (!merged.empty()) {
+            CopyDim &in = merged.back();
+            if (d.dst_stride == in.dst_stride * in.count && d.src_stride == in.src_stride * in.count) {
+                in.count *= d.count;
+                continue;
+            }
+        }
+        merged.push_back(d);
+    }
+    if (merged.empty()) {
+        merged.push_back({1, 1, 1});
+    }
+    p.dims = merged;
+    return p;
+}
+
+} // namespace tessel
