@@ -72,4 +72,10 @@ Stmt specialize_for_npu(const Stmt &s, const std::vector<isa::ArgDesc> &args) {
     return r;
 }
 
+nir::NpuModule specialize(const nir::NpuModule &m) {
+    nir::NpuModule r = m;
+    r.body = specialize_for_npu(m.body, m.args);
+    return r;
+}
+
 } // namespace tessel

@@ -8,17 +8,16 @@
 // rounding shifts, ...) are lowered to plain IR, and the result is simplified.
 // Afterwards every loop over a constant-size problem has constant bounds.
 
-#include "npu_target/isa/Program.h"
+#include "npu_target/ir/NpuIR.h"
 
 #include <vector>
 
-namespace Halide::Internal {
-struct Stmt;
-}
 
 namespace tessel {
 
 Halide::Internal::Stmt specialize_for_npu(const Halide::Internal::Stmt &s, const std::vector<isa::ArgDesc> &args);
+/** The pass form: specialises m.body for m.args. */
+nir::NpuModule specialize(const nir::NpuModule &m);
 
 } // namespace tessel
 

@@ -1,8 +1,8 @@
-#include "npu_target/lower/ScalarCodegen.h"
+#include "npu_target/passes/SelectInstructions.h"
 
 #include "Halide.h"
 #include "npu_target/common/Error.h"
-#include "npu_target/lower/DmaInference.h"
+#include "npu_target/isa/InstrTable.h"
 
 #include <cstring>
 #include <map>
@@ -51,12 +51,11 @@ struct Placed {
 
 class Codegen : public IRVisitor {
 public:
-    explicit Codegen(const LowerInput &in) : in_(in), arch_(*in.arch) {
-        prog_.kernel_name = in.kernel_name;
+    explicit Codegen(const nir::NpuModule &m) : m_(m), arch_(*m.arch) {
+        prog_.kernel_name = m.kernel_name;
         prog_.arch_name = arch_.name;
         prog_.arch_hash = arch_.hash();
-        prog_.args = in.args;
-        prog_.provenance.push_back({});
+        prog_.args = m.args;
         gm_level_ = -1;
         for (size_t i = 0; i < arch_.memories.size(); i++) {
             if (arch_.memories[i].off_chip) {
@@ -64,41 +63,39 @@ public:
                 break;
             }
         }
-        if (gm_level_ < 0) {
-            user_error("arch ", arch_.name, " has no off-chip (GM) level to hold kernel arguments");
-        }
+        TESSEL_INTERNAL_ASSERT(gm_level_ >= 0);
         const int nregs = arch_.scalar.registers;
-        if (static_cast<int>(in.args.size()) + 1 + kTempReserve > nregs) {
-            user_error("kernel ", in.kernel_name, " has ", in.args.size(), " arguments; the scalar unit of ", arch_.name,
+        if (static_cast<int>(m.args.size()) + 1 + kTempReserve > nregs) {
+            user_error("kernel ", m.kernel_name, " has ", m.args.size(), " arguments; the scalar unit of ", arch_.name,
                        " has only ", nregs, " registers");
         }
-        for (size_t i = 0; i < in.args.size(); i++) {
+        for (const auto &kv : m.buffers) {
+            const nir::BufferInfo &b = kv.second;
             Placed p;
-            p.level = gm_level_;
-            p.is_arg = true;
-            p.arg_reg = static_cast<int>(i) + 1;
-            buffers_[in.args[i].name] = p;
+            p.level = b.is_arg ? gm_level_ : arch_.level_index(b.level);
+            p.offset = b.offset;
+            p.is_arg = b.is_arg;
+            p.arg_reg = b.arg_index + 1;
+            TESSEL_INTERNAL_ASSERT(p.level >= 0 && (b.is_arg || b.offset >= 0), "buffer ", b.name, " not allocated");
+            buffers_[b.name] = p;
         }
-        for (int r = nregs - 1; r > static_cast<int>(in.args.size()); r--) {
+        for (int r = nregs - 1; r > static_cast<int>(m.args.size()); r--) {
             free_regs_.push_back(r);
         }
-        level_top_.assign(arch_.memories.size(), 0);
-        level_peak_.assign(arch_.memories.size(), 0);
     }
 
-    ScalarCodegenResult finish() {
+    SelectedProgram finish() {
         emit(Op::END);
-        ScalarCodegenResult r;
+        SelectedProgram r;
+        prog_.provenance = provenance_;
         r.program = std::move(prog_);
         for (const auto &f : scalar_funcs_) {
             BackendDiagnostic d;
             d.func = f;
-            d.directive_id = directive_of(f, "");
+            auto pit = m_.schedule.provenance.find(f);
+            d.directive_id = pit == m_.schedule.provenance.end() ? "" : pit->second;
             d.message = "Func " + f + " runs as scalar code on the NPU (no vector or matrix mapping applied)";
-            auto why = fallback_reasons_.find(f);
-            if (why != fallback_reasons_.end()) {
-                d.message += "; not a DMA copy: " + why->second;
-            }
+
             r.diagnostics.push_back(d);
         }
         return r;
@@ -107,47 +104,39 @@ public:
     using IRVisitor::visit;
 
 private:
-    const LowerInput &in_;
+    const nir::NpuModule &m_;
     const ArchSpec &arch_;
     isa::Program prog_;
     int gm_level_;
     std::vector<int> free_regs_;
     std::map<std::string, std::vector<Binding>> vars_; // a stack per name (shadowing)
     std::map<std::string, Placed> buffers_;
-    std::vector<int64_t> level_top_, level_peak_;
     int64_t stack_top_ = 0;
     int64_t stack_peak_ = 0;
     int64_t scratch_slot_ = -1;
     std::vector<std::string> func_stack_;
     std::string loop_;
     std::set<std::string> scalar_funcs_;
-    std::map<std::string, std::string> fallback_reasons_;
-    std::map<std::tuple<std::string, std::string, std::string>, isa::ProvenanceId> prov_ids_;
+    std::vector<isa::Provenance> provenance_ = m_.provenance;
 
     // ---- provenance ----
-    std::string directive_of(const std::string &func, const std::string &var) const {
-        if (!var.empty()) {
-            auto it = in_.npu.provenance.find(func + "." + var);
-            if (it != in_.npu.provenance.end()) {
-                return it->second;
-            }
-        }
-        auto it = in_.npu.provenance.find(func);
-        return it == in_.npu.provenance.end() ? "" : it->second;
-    }
     isa::ProvenanceId current_prov() {
         std::string func = func_stack_.empty() ? "" : func_stack_.back();
         std::string var = loop_.substr(loop_.rfind('.') == std::string::npos ? 0 : loop_.rfind('.') + 1);
-        std::string dir = directive_of(func, var);
-        auto key = std::make_tuple(dir, func, loop_);
-        auto it = prov_ids_.find(key);
-        if (it != prov_ids_.end()) {
-            return it->second;
+        std::string dir;
+        auto it = m_.schedule.provenance.find(func + "." + var);
+        if (it != m_.schedule.provenance.end()) {
+            dir = it->second;
+        } else if ((it = m_.schedule.provenance.find(func)) != m_.schedule.provenance.end()) {
+            dir = it->second;
         }
-        auto id = static_cast<isa::ProvenanceId>(prog_.provenance.size());
-        prog_.provenance.push_back({dir, func, loop_});
-        prov_ids_[key] = id;
-        return id;
+        for (size_t i = 0; i < provenance_.size(); i++) {
+            if (provenance_[i].directive_id == dir && provenance_[i].func == func && provenance_[i].loop == loop_) {
+                return static_cast<isa::ProvenanceId>(i);
+            }
+        }
+        provenance_.push_back({dir, func, loop_});
+        return static_cast<isa::ProvenanceId>(provenance_.size() - 1);
     }
 
     // ---- emission ----
@@ -631,33 +620,17 @@ private:
             return;
         }
         func_stack_.push_back(op->name);
-        std::string why;
-        if (auto copy = match_copy(op->body, &why)) {
-            if (try_emit_dma(*copy, why)) {
-                func_stack_.pop_back();
-                return;
-            }
-        }
-        scalar_funcs_.insert(op->name);
-        if (!why.empty()) {
-            fallback_reasons_[op->name] = why;
-        }
         op->body.accept(this);
         func_stack_.pop_back();
     }
 
-    // ---- DMA ----
-    isa::Pipe pipe_of(const std::string &name) const {
-        for (int p = 0; p < static_cast<int>(isa::Pipe::NUM_PIPES); p++) {
-            if (name == isa::pipe_name(static_cast<isa::Pipe>(p))) {
-                return static_cast<isa::Pipe>(p);
-            }
-        }
-        internal_error("arch ", arch_.name, " names pipe ", name, ", which the ISA does not have");
-    }
-    // Byte address of element `base` of a placed buffer, in a fresh register.
-    Val buffer_address(const Placed &p, const Expr &base, int bytes) {
-        Val a = own(eval(base));
+    // ---- NPU operations ----
+    // Byte address of element `index` of a placed buffer, in a fresh register.
+    Val buffer_address(const nir::BufRef &r, int bytes) {
+        auto it = buffers_.find(r.buffer);
+        TESSEL_INTERNAL_ASSERT(it != buffers_.end(), "unplaced buffer ", r.buffer);
+        const Placed &p = it->second;
+        Val a = own(eval(r.index));
         emit(Op::MULI, a.reg, a.reg, 0, bytes);
         if (p.is_arg) {
             emit(Op::ADD, a.reg, a.reg, p.arg_reg);
@@ -666,90 +639,96 @@ private:
         }
         return a;
     }
-    bool try_emit_dma(const CopyPattern &c, std::string &why) {
-        auto d = buffers_.find(c.dst), s = buffers_.find(c.src);
-        if (d == buffers_.end() || s == buffers_.end()) {
-            why = "a buffer of the copy is not placed";
-            return false;
-        }
-        const std::string &src_level = arch_.memories[s->second.level].name;
-        const std::string &dst_level = arch_.memories[d->second.level].name;
-        const DmaEdge *edge = nullptr;
-        const DmaEngine *eng = arch_.engine_for(src_level, dst_level, &edge);
-        if (!eng) {
-            why = "no transfer engine of " + arch_.name + " moves data from " + src_level + " to " + dst_level;
-            return false;
-        }
-        const int bytes = c.type.bytes();
-        mem_dtype(c.type); // rejects types the NPU lacks
-        const size_t hw_dims = std::min<size_t>(c.dims.size(), std::max(1, std::min(eng->max_dims, 4)));
-        for (const CopyDim &dim : c.dims) {
-            if (dim.count > eng->max_count) {
-                why = "a copy dimension of " + std::to_string(dim.count) + " elements exceeds " + eng->name +
-                      "'s max_count " + std::to_string(eng->max_count);
-                return false;
-            }
-        }
+    int level_of(const std::string &buffer) const { return buffers_.at(buffer).level; }
+    void emit_dma(const nir::DmaOp &d) {
         isa::DmaDesc desc;
-        desc.dims = static_cast<uint8_t>(hw_dims);
-        desc.elem_bytes = static_cast<uint32_t>(bytes);
-        for (size_t i = 0; i < hw_dims; i++) {
-            desc.count[i] = static_cast<uint32_t>(c.dims[i].count);
-            desc.dst_stride[i] = c.dims[i].dst_stride * bytes;
-            desc.src_stride[i] = c.dims[i].src_stride * bytes;
+        desc.dims = static_cast<uint8_t>(d.dims.size());
+        desc.elem_bytes = static_cast<uint32_t>(d.elem_bytes);
+        for (size_t i = 0; i < d.dims.size(); i++) {
+            desc.count[i] = static_cast<uint32_t>(d.dims[i].count);
+            desc.dst_stride[i] = d.dims[i].dst_stride * d.elem_bytes;
+            desc.src_stride[i] = d.dims[i].src_stride * d.elem_bytes;
         }
-        uint16_t desc_index = add_desc(desc);
-        const int engine_index = static_cast<int>(eng - arch_.engines.data());
-        const isa::Pipe pipe = pipe_of(eng->pipe);
-        Val da = buffer_address(d->second, c.dst_base, bytes);
-        Val sa = buffer_address(s->second, c.src_base, bytes);
-        // Dimensions beyond the engine's descriptor become scalar loops that
-        // step both addresses.
-        emit_dma_loops(c, hw_dims, c.dims.size(), da, sa, bytes, [&](const Val &dst, const Val &src) {
-            Instr i;
-            i.op = Op::DMA;
-            i.engine = static_cast<uint8_t>(engine_index);
-            i.dst_level = static_cast<uint8_t>(d->second.level);
-            i.src_level = static_cast<uint8_t>(s->second.level);
-            i.ra = static_cast<uint8_t>(dst.reg);
-            i.rb = static_cast<uint8_t>(src.reg);
-            i.desc = desc_index;
-            i.prov = current_prov();
-            prog_.code.push_back(i);
-        });
+        Val da = buffer_address(d.dst, d.elem_bytes);
+        Val sa = buffer_address(d.src, d.elem_bytes);
+        Instr i;
+        i.op = Op::DMA;
+        i.engine = static_cast<uint8_t>(d.engine);
+        i.dst_level = static_cast<uint8_t>(level_of(d.dst.buffer));
+        i.src_level = static_cast<uint8_t>(level_of(d.src.buffer));
+        i.ra = static_cast<uint8_t>(da.reg);
+        i.rb = static_cast<uint8_t>(sa.reg);
+        i.desc = add_desc(desc);
+        i.prov = d.prov ? d.prov : current_prov();
+        prog_.code.push_back(i);
         release(da);
         release(sa);
-        // The scalar code that follows reads or overwrites these buffers: wait
-        // for the engine (the sync-insertion pass will narrow this to flags).
-        Instr b;
-        b.op = Op::BARRIER;
-        b.src_pipe = static_cast<uint8_t>(pipe);
-        b.prov = current_prov();
-        prog_.code.push_back(b);
-        return true;
     }
-    template <typename F>
-    void emit_dma_loops(const CopyPattern &c, size_t first, size_t end, const Val &dst, const Val &src, int bytes,
-                        const F &body) {
-        if (first == end) {
-            body(dst, src);
-            return;
+    void emit_vec(const nir::VecOp &v) {
+        const int bytes = dtype_bytes(v.dtype);
+        const int dbytes = v.op == Op::VCAST ? dtype_bytes(v.dtype2) : bytes;
+        Val d = buffer_address(v.dst, dbytes);
+        Val a = v.a.buffer.empty() ? Val{0, false} : buffer_address(v.a, bytes);
+        Val b = v.b.buffer.empty() ? Val{0, false} : buffer_address(v.b, bytes);
+        Val sc = v.scalar.defined() ? eval(v.scalar) : Val{0, false};
+        Val n = temp();
+        emit(Op::LI, n.reg, 0, 0, v.n);
+        Instr i;
+        i.op = v.op;
+        i.dtype = v.dtype;
+        i.dtype2 = v.dtype2;
+        i.ra = static_cast<uint8_t>(d.reg);
+        if (v.scalar.defined()) { // *S ops and VDUP: rb = scalar, rc = a
+            i.rb = static_cast<uint8_t>(sc.reg);
+            i.rc = static_cast<uint8_t>(a.reg);
+        } else {
+            i.rb = static_cast<uint8_t>(a.reg);
+            i.rc = static_cast<uint8_t>(b.reg);
         }
-        // Loop over dimension end-1 (the outermost remaining), then recurse inward.
-        const CopyDim &dim = c.dims[end - 1];
-        Val dcur = temp(), scur = temp(), n = temp();
-        emit(Op::MOV, dcur.reg, dst.reg);
-        emit(Op::MOV, scur.reg, src.reg);
-        emit(Op::LI, n.reg, 0, 0, dim.count);
-        int64_t top = here();
-        emit_dma_loops(c, first, end - 1, dcur, scur, bytes, body);
-        emit(Op::ADDI, dcur.reg, dcur.reg, 0, dim.dst_stride * bytes);
-        emit(Op::ADDI, scur.reg, scur.reg, 0, dim.src_stride * bytes);
-        emit(Op::ADDI, n.reg, n.reg, 0, -1);
-        emit(Op::BNE, 0, n.reg, 0, top);
-        release(n);
-        release(scur);
-        release(dcur);
+        i.rd = static_cast<uint8_t>(n.reg);
+        i.rows = static_cast<uint16_t>(v.rows);
+        for (int k = 0; k < 3; k++) {
+            i.stride[k] = v.stride[k];
+            i.row_stride[k] = v.row_stride[k];
+        }
+        i.aux = v.aux;
+        i.prov = v.prov ? v.prov : current_prov();
+        prog_.code.push_back(i);
+        for (const Val &x : {d, a, b, sc, n}) {
+            release(x);
+        }
+    }
+    void emit_mmad(const nir::MmadOp &mm) {
+        const int ib = dtype_bytes(mm.dtype);
+        auto acc = arch_.matrix.accumulators.find(mm.dtype);
+        TESSEL_INTERNAL_ASSERT(acc != arch_.matrix.accumulators.end());
+        Val c = buffer_address(mm.c, dtype_bytes(acc->second));
+        Val a = buffer_address(mm.a, ib);
+        Val b = buffer_address(mm.b, ib);
+        Instr i;
+        i.op = Op::MMAD;
+        i.dtype = mm.dtype;
+        i.ra = static_cast<uint8_t>(c.reg);
+        i.rb = static_cast<uint8_t>(a.reg);
+        i.rc = static_cast<uint8_t>(b.reg);
+        i.m = static_cast<uint16_t>(mm.m);
+        i.k = static_cast<uint16_t>(mm.k);
+        i.n = static_cast<uint16_t>(mm.n);
+        i.aux = mm.init ? 1 : 0;
+        i.prov = mm.prov ? mm.prov : current_prov();
+        prog_.code.push_back(i);
+        release(c);
+        release(a);
+        release(b);
+    }
+    void emit_sync(const nir::SyncOp &s) {
+        Instr i;
+        i.op = s.op;
+        i.src_pipe = static_cast<uint8_t>(s.src);
+        i.dst_pipe = static_cast<uint8_t>(s.dst);
+        i.event = static_cast<uint8_t>(s.event);
+        i.prov = current_prov();
+        prog_.code.push_back(i);
     }
     uint16_t add_desc(const isa::DmaDesc &d) {
         for (size_t i = 0; i < prog_.descs.size(); i++) {
@@ -790,6 +769,9 @@ private:
         loop_ = saved_loop;
     }
     void visit(const Store *op) override {
+        if (!func_stack_.empty()) {
+            scalar_funcs_.insert(func_stack_.back());
+        }
         const int lanes = op->value.type().lanes();
         for (int l = 0; l < lanes; l++) {
             Expr value = lanes == 1 ? op->value : extract_lane(op->value, l);
@@ -818,60 +800,7 @@ private:
     }
     void visit(const Provide *op) override { internal_error("scalar codegen: Provide after lowering: ", op->name); }
     void visit(const Realize *op) override { internal_error("scalar codegen: Realize after lowering: ", op->name); }
-    std::string level_for(const std::string &func, int &buffers, std::string &directive) const {
-        for (const auto &s : in_.npu.staged) {
-            if (s.func == func) {
-                buffers = s.buffers;
-                directive = s.directive_id;
-                return s.level;
-            }
-        }
-        for (const auto &a : in_.npu.accumulate) {
-            if (a.func == func) {
-                directive = a.directive_id;
-                return a.level;
-            }
-        }
-        directive = directive_of(func, "");
-        return arch_.vector.level;
-    }
-    void visit(const Allocate *op) override {
-        int64_t elems = 1;
-        for (const Expr &e : op->extents) {
-            const int64_t *c = as_const_int(e);
-            if (!c) {
-                user_error("allocation ", op->name, " has a size that is not constant (", e,
-                           "); the NPU needs constant-size buffers: tile with a constant factor");
-            }
-            elems *= *c;
-        }
-        int buffers = 1;
-        std::string directive;
-        std::string level_name = level_for(op->name, buffers, directive);
-        int level = arch_.level_index(level_name);
-        if (level < 0) {
-            user_error("allocation ", op->name, " is placed in level ", level_name, ", which ", arch_.name, " does not have");
-        }
-        const MemoryLevel &L = arch_.memories[level];
-        int64_t bytes = elems * op->type.bytes();
-        int64_t align = std::max(1, L.alignment);
-        int64_t at = (level_top_[level] + align - 1) / align * align;
-        if (static_cast<uint64_t>(at + bytes) > L.size_bytes) {
-            user_error("buffer ", op->name, " (", elems, " x ", type_text(op->type), " = ", bytes, " B) does not fit in ",
-                       L.name, ": ", at + bytes, " bytes needed with the buffers live at this point, ", L.name, " has ",
-                       L.size_bytes, " bytes", directive.empty() ? "" : " (directive " + directive + ")");
-        }
-        int64_t saved_top = level_top_[level];
-        level_top_[level] = at + bytes;
-        level_peak_[level] = std::max(level_peak_[level], level_top_[level]);
-        Placed p;
-        p.level = level;
-        p.offset = at;
-        buffers_[op->name] = p;
-        op->body.accept(this);
-        buffers_.erase(op->name);
-        level_top_[level] = saved_top;
-    }
+    void visit(const Allocate *op) override { op->body.accept(this); }
     void visit(const Free *) override {}
     void visit(const IfThenElse *op) override {
         Val c = eval(op->condition);
@@ -888,10 +817,18 @@ private:
         }
     }
     void visit(const Evaluate *op) override {
-        if (is_const(op->value)) {
-            return;
+        Stmt st(op);
+        if (auto d = nir::as_dma(st)) {
+            emit_dma(*d);
+        } else if (auto v = nir::as_vec(st)) {
+            emit_vec(*v);
+        } else if (auto mm = nir::as_mmad(st)) {
+            emit_mmad(*mm);
+        } else if (auto sy = nir::as_sync(st)) {
+            emit_sync(*sy);
+        } else if (!is_const(op->value)) {
+            release(eval(op->value));
         }
-        release(eval(op->value));
     }
     void visit(const Fork *) override { user_error("async() is not supported by the scalar fallback"); }
     void visit(const Acquire *) override { user_error("async() is not supported by the scalar fallback"); }
@@ -901,10 +838,10 @@ private:
 
 } // namespace
 
-ScalarCodegenResult scalar_codegen(const Stmt &s, const LowerInput &in) {
-    TESSEL_INTERNAL_ASSERT(in.arch != nullptr);
-    Codegen cg(in);
-    s.accept(&cg);
+SelectedProgram select_instructions(const nir::NpuModule &m) {
+    TESSEL_INTERNAL_ASSERT(m.arch != nullptr);
+    Codegen cg(m);
+    m.body.accept(&cg);
     return cg.finish();
 }
 

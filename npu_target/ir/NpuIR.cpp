@@ -1,0 +1,288 @@
+#include "npu_target/ir/NpuIR.h"
+
+#include "npu_target/common/Error.h"
+#include "npu_target/isa/InstrTable.h"
+
+#include <sstream>
+
+namespace tessel::nir {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+
+Expr s_(const std::string &s) { return StringImm::make(s); }
+Expr i_(int64_t v) { return make_const(Int(64), v); }
+
+Stmt call(const std::string &name, const std::vector<Expr> &args) {
+    return Evaluate::make(Call::make(Int(32), name, args, Call::Extern));
+}
+
+const Call *tessel_call(const Stmt &s, const char *name) {
+    const Evaluate *e = s.as<Evaluate>();
+    if (!e) {
+        return nullptr;
+    }
+    const Call *c = e->value.as<Call>();
+    if (!c || c->name != name) {
+        return nullptr;
+    }
+    return c;
+}
+
+std::string str(const Expr &e) {
+    const StringImm *s = e.as<StringImm>();
+    TESSEL_INTERNAL_ASSERT(s, "expected a string argument");
+    return s->value;
+}
+int64_t num(const Expr &e) {
+    const int64_t *v = as_const_int(e);
+    TESSEL_INTERNAL_ASSERT(v, "expected a constant argument");
+    return *v;
+}
+
+// Argument cursor over a call.
+struct Reader {
+    const Call *c;
+    size_t i = 0;
+    const Expr &next() {
+        TESSEL_INTERNAL_ASSERT(i < c->args.size(), "truncated ", c->name);
+        return c->args[i++];
+    }
+    std::string s() { return str(next()); }
+    int64_t n() { return num(next()); }
+    BufRef ref() {
+        BufRef r;
+        r.buffer = s();
+        r.index = next();
+        return r;
+    }
+};
+
+void push_ref(std::vector<Expr> &a, const BufRef &r) {
+    a.push_back(s_(r.buffer));
+    a.push_back(r.index.defined() ? r.index : i_(0));
+}
+
+} // namespace
+
+Stmt DmaOp::make() const {
+    std::vector<Expr> a{i_(engine)};
+    push_ref(a, dst);
+    push_ref(a, src);
+    a.push_back(i_(elem_bytes));
+    a.push_back(i_(prov));
+    for (const Dim &d : dims) {
+        a.push_back(i_(d.count));
+        a.push_back(i_(d.dst_stride));
+        a.push_back(i_(d.src_stride));
+    }
+    return call("tessel.dma", a);
+}
+
+std::optional<DmaOp> as_dma(const Stmt &s) {
+    const Call *c = tessel_call(s, "tessel.dma");
+    if (!c) {
+        return std::nullopt;
+    }
+    Reader r{c};
+    DmaOp d;
+    d.engine = static_cast<int>(r.n());
+    d.dst = r.ref();
+    d.src = r.ref();
+    d.elem_bytes = static_cast<int>(r.n());
+    d.prov = static_cast<uint32_t>(r.n());
+    while (r.i < c->args.size()) {
+        Dim dim;
+        dim.count = r.n();
+        dim.dst_stride = r.n();
+        dim.src_stride = r.n();
+        d.dims.push_back(dim);
+    }
+    return d;
+}
+
+Stmt VecOp::make() const {
+    std::vector<Expr> a{s_(isa::op_info(op).mnemonic), s_(dtype_name(dtype)), s_(dtype_name(dtype2))};
+    push_ref(a, dst);
+    push_ref(a, this->a);
+    push_ref(a, b.buffer.empty() ? BufRef{"", i_(0)} : b);
+    a.push_back(scalar.defined() ? scalar : i_(0));
+    a.push_back(i_(scalar.defined() ? 1 : 0));
+    a.push_back(i_(n));
+    a.push_back(i_(rows));
+    for (int i = 0; i < 3; i++) {
+        a.push_back(i_(stride[i]));
+    }
+    for (int i = 0; i < 3; i++) {
+        a.push_back(i_(row_stride[i]));
+    }
+    a.push_back(i_(aux));
+    a.push_back(i_(prov));
+    return call("tessel.vec", a);
+}
+
+std::optional<VecOp> as_vec(const Stmt &s) {
+    const Call *c = tessel_call(s, "tessel.vec");
+    if (!c) {
+        return std::nullopt;
+    }
+    Reader r{c};
+    VecOp v;
+    std::string mn = r.s();
+    const isa::OpInfo *info = isa::op_by_mnemonic(mn);
+    TESSEL_INTERNAL_ASSERT(info != nullptr, "unknown vector op ", mn);
+    v.op = info->op;
+    v.dtype = *parse_dtype(r.s());
+    v.dtype2 = *parse_dtype(r.s());
+    v.dst = r.ref();
+    v.a = r.ref();
+    v.b = r.ref();
+    Expr sc = r.next();
+    if (r.n()) {
+        v.scalar = sc;
+    }
+    v.n = r.n();
+    v.rows = static_cast<int>(r.n());
+    for (int i = 0; i < 3; i++) {
+        v.stride[i] = static_cast<int32_t>(r.n());
+    }
+    for (int i = 0; i < 3; i++) {
+        v.row_stride[i] = static_cast<int32_t>(r.n());
+    }
+    v.aux = static_cast<uint32_t>(r.n());
+    v.prov = static_cast<uint32_t>(r.n());
+    return v;
+}
+
+Stmt MmadOp::make() const {
+    std::vector<Expr> a{s_(dtype_name(dtype))};
+    push_ref(a, c);
+    push_ref(a, this->a);
+    push_ref(a, b);
+    for (int64_t v : {int64_t(m), int64_t(k), int64_t(n), c_row, a_row, b_row, int64_t(init ? 1 : 0), int64_t(prov)}) {
+        a.push_back(i_(v));
+    }
+    return call("tessel.mmad", a);
+}
+
+std::optional<MmadOp> as_mmad(const Stmt &s) {
+    const Call *c = tessel_call(s, "tessel.mmad");
+    if (!c) {
+        return std::nullopt;
+    }
+    Reader r{c};
+    MmadOp m;
+    m.dtype = *parse_dtype(r.s());
+    m.c = r.ref();
+    m.a = r.ref();
+    m.b = r.ref();
+    m.m = static_cast<int>(r.n());
+    m.k = static_cast<int>(r.n());
+    m.n = static_cast<int>(r.n());
+    m.c_row = r.n();
+    m.a_row = r.n();
+    m.b_row = r.n();
+    m.init = r.n() != 0;
+    m.prov = static_cast<uint32_t>(r.n());
+    return m;
+}
+
+Stmt SyncOp::make() const {
+    const char *name = op == isa::Op::SET_FLAG ? "tessel.set_flag" : op == isa::Op::WAIT_FLAG ? "tessel.wait_flag" : "tessel.barrier";
+    return call(name, {s_(isa::pipe_name(src)), s_(isa::pipe_name(dst)), i_(event)});
+}
+
+std::optional<SyncOp> as_sync(const Stmt &s) {
+    const Call *c = tessel_call(s, "tessel.set_flag");
+    isa::Op op = isa::Op::SET_FLAG;
+    if (!c) {
+        c = tessel_call(s, "tessel.wait_flag");
+        op = isa::Op::WAIT_FLAG;
+    }
+    if (!c) {
+        c = tessel_call(s, "tessel.barrier");
+        op = isa::Op::BARRIER;
+    }
+    if (!c) {
+        return std::nullopt;
+    }
+    auto pipe = [](const std::string &n) {
+        for (int p = 0; p < static_cast<int>(isa::Pipe::NUM_PIPES); p++) {
+            if (n == isa::pipe_name(static_cast<isa::Pipe>(p))) {
+                return static_cast<isa::Pipe>(p);
+            }
+        }
+        internal_error("unknown pipe ", n);
+    };
+    SyncOp o;
+    o.op = op;
+    o.src = pipe(str(c->args[0]));
+    o.dst = pipe(str(c->args[1]));
+    o.event = static_cast<int>(num(c->args[2]));
+    return o;
+}
+
+uint32_t NpuModule::provenance_id(const std::string &func, const std::string &loop) {
+    std::string var = loop.substr(loop.rfind('.') == std::string::npos ? 0 : loop.rfind('.') + 1);
+    std::string dir;
+    auto it = schedule.provenance.find(func + "." + var);
+    if (it != schedule.provenance.end()) {
+        dir = it->second;
+    } else if ((it = schedule.provenance.find(func)) != schedule.provenance.end()) {
+        dir = it->second;
+    }
+    for (size_t i = 0; i < provenance.size(); i++) {
+        if (provenance[i].directive_id == dir && provenance[i].func == func && provenance[i].loop == loop) {
+            return static_cast<uint32_t>(i);
+        }
+    }
+    provenance.push_back({dir, func, loop});
+    return static_cast<uint32_t>(provenance.size() - 1);
+}
+
+const BufferInfo &NpuModule::buffer(const std::string &name) const {
+    auto it = buffers.find(name);
+    if (it == buffers.end()) {
+        internal_error("NPU IR refers to unknown buffer ", name);
+    }
+    return it->second;
+}
+
+isa::Pipe pipe_of_engine(const ArchSpec &arch, int engine) {
+    TESSEL_INTERNAL_ASSERT(engine >= 0 && engine < static_cast<int>(arch.engines.size()));
+    const std::string &n = arch.engines[engine].pipe;
+    for (int p = 0; p < static_cast<int>(isa::Pipe::NUM_PIPES); p++) {
+        if (n == isa::pipe_name(static_cast<isa::Pipe>(p))) {
+            return static_cast<isa::Pipe>(p);
+        }
+    }
+    internal_error("engine ", arch.engines[engine].name, " has pipe ", n, ", which the ISA does not have");
+}
+
+std::string to_string(const NpuModule &m) {
+    std::ostringstream os;
+    os << "kernel " << m.kernel_name << " for " << (m.arch ? m.arch->name : "?") << "\n";
+    for (const auto &kv : m.buffers) {
+        const BufferInfo &b = kv.second;
+        os << "buffer " << b.name << ": " << b.type << " x " << b.elems << " in " << b.level;
+        if (b.buffers > 1) {
+            os << " x" << b.buffers;
+        }
+        if (b.offset >= 0) {
+            os << " @" << b.offset;
+        }
+        if (b.is_arg) {
+            os << " (argument " << b.arg_index << ")";
+        }
+        if (!b.directive.empty()) {
+            os << " [" << b.directive << "]";
+        }
+        os << "\n";
+    }
+    os << m.body;
+    return os.str();
+}
+
+} // namespace tessel::nir

@@ -1,0 +1,151 @@
+#ifndef TESSEL_NPU_TARGET_IR_NPUIR_H
+#define TESSEL_NPU_TARGET_IR_NPUIR_H
+
+// Tessel's NPU IR. Like Halide's own device backends (Hexagon DMA, GPU), the
+// NPU IR is Halide's Stmt extended with device operations: loops, lets,
+// conditions and scalar loads/stores stay Halide nodes (so Halide's printer,
+// visitor, mutator and simplifier work on it), and each NPU operation is an
+// `Evaluate` of a call named "tessel.*" whose arguments are described by the
+// structs below. Every operation struct has make() (-> Stmt) and a matcher
+// as_*(Stmt) (-> optional), so passes never touch the raw call arguments.
+//
+// Buffers: every buffer (kernel argument or Allocate) is described by a
+// BufferInfo in NpuModule::buffers, keyed by its Halide name: its memory level,
+// size, number of rotating copies and the directive that placed it. Buffer
+// references in operations are (name, element index of the first element).
+//
+// Provenance: an operation carries the id of the directive, Func and loop it
+// came from as an index into NpuModule::provenance.
+
+#include "Halide.h"
+
+#include "npu_target/arch/ArchSpec.h"
+#include "npu_target/isa/Program.h"
+#include "npu_target/lower/LowerInput.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tessel::nir {
+
+using Halide::Expr;
+using Halide::Internal::Stmt;
+
+/** A buffer reference: `buffer[index ...]`, index in elements. */
+struct BufRef {
+    std::string buffer;
+    Expr index;
+};
+
+/** One descriptor dimension, innermost first; strides in elements. */
+struct Dim {
+    int64_t count = 1;
+    int64_t dst_stride = 0;
+    int64_t src_stride = 0;
+};
+
+/** tessel.dma: copy a strided box from src to dst on `engine` (ArchSpec index). */
+struct DmaOp {
+    int engine = 0;
+    BufRef dst, src;
+    int elem_bytes = 1;
+    std::vector<Dim> dims;
+    uint32_t prov = 0;
+    Stmt make() const;
+};
+std::optional<DmaOp> as_dma(const Stmt &s);
+
+/** tessel.vec: one vector instruction over `rows` rows of `n` elements.
+ * Operand strides are in elements (0 = broadcast); row strides between rows. */
+struct VecOp {
+    isa::Op op = isa::Op::VADD;
+    DType dtype = DType::FP32;  // element type of the operands (source type for VCAST)
+    DType dtype2 = DType::FP32; // result type for VCAST
+    BufRef dst, a, b;           // b unused for unary ops
+    Expr scalar;                // the scalar operand of VADDS/VMULS/VMAXS/VMINS/VDUP (undefined otherwise)
+    int64_t n = 1;
+    int rows = 1;
+    int32_t stride[3] = {1, 1, 1};     // d, a, b
+    int32_t row_stride[3] = {0, 0, 0}; // d, a, b
+    uint32_t aux = 0;
+    uint32_t prov = 0;
+    Stmt make() const;
+};
+std::optional<VecOp> as_vec(const Stmt &s);
+
+/** tessel.mmad: C[m x n] (+)= A[m x k] * B[k x n] on the matrix unit. Operand
+ * tiles are row-major with the given row strides (in elements). */
+struct MmadOp {
+    DType dtype = DType::FP16; // of A and B
+    BufRef c, a, b;
+    int m = 0, k = 0, n = 0;
+    int64_t c_row = 0, a_row = 0, b_row = 0;
+    bool init = false; // C = A*B instead of C += A*B
+    uint32_t prov = 0;
+    Stmt make() const;
+};
+std::optional<MmadOp> as_mmad(const Stmt &s);
+
+/** tessel.set_flag / tessel.wait_flag / tessel.barrier. */
+struct SyncOp {
+    isa::Op op = isa::Op::BARRIER;
+    isa::Pipe src = isa::Pipe::ALL, dst = isa::Pipe::S;
+    int event = 0;
+    Stmt make() const;
+};
+std::optional<SyncOp> as_sync(const Stmt &s);
+
+/** Where a buffer lives. */
+struct BufferInfo {
+    std::string name;
+    Halide::Type type;
+    int64_t elems = 0;
+    std::string level;
+    int buffers = 1;         // rotating copies (multi-buffering)
+    std::string directive;   // the directive that placed it ("" = default placement)
+    bool is_arg = false;
+    int arg_index = -1;
+    int64_t offset = -1;     // byte offset in the level (set by allocate_buffers)
+    int64_t bytes() const { return elems * type.bytes(); }
+};
+
+/** A buffer's placement and lifetime, in program order (statement counter of
+ * the allocation's scope), as the buffer-lifetime view draws it. */
+struct BufferLifetime {
+    std::string name;
+    std::string level;
+    int64_t offset = 0;
+    int64_t bytes = 0;   // one copy
+    int buffers = 1;
+    int64_t first = 0, last = 0;
+    std::string directive;
+};
+
+/** The unit every pass takes and returns. */
+struct NpuModule {
+    std::string kernel_name;
+    const ArchSpec *arch = nullptr;
+    NpuSchedule schedule;
+    std::vector<isa::ArgDesc> args;
+    Stmt body;
+    std::map<std::string, BufferInfo> buffers;
+    std::vector<isa::Provenance> provenance{isa::Provenance{}};
+    std::vector<BackendDiagnostic> diagnostics;
+    std::vector<BufferLifetime> lifetimes; // set by allocate_buffers
+    std::map<std::string, int64_t> level_peak_bytes; // set by allocate_buffers
+
+    uint32_t provenance_id(const std::string &func, const std::string &loop);
+    const BufferInfo &buffer(const std::string &name) const; // internal error if absent
+};
+
+/** The pipe an operation runs on (S for scalar statements). */
+isa::Pipe pipe_of_engine(const ArchSpec &arch, int engine);
+
+/** The module as text: buffers with levels and offsets, then the body. */
+std::string to_string(const NpuModule &m);
+
+} // namespace tessel::nir
+
+#endif

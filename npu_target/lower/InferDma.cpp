@@ -1,0 +1,96 @@
+#include "npu_target/lower/InferDma.h"
+
+#include "npu_target/common/Error.h"
+#include "npu_target/lower/DmaInference.h"
+
+namespace tessel {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+
+class ReplaceCopies : public IRMutator {
+public:
+    explicit ReplaceCopies(nir::NpuModule &m) : m_(m) {}
+
+private:
+    nir::NpuModule &m_;
+    using IRMutator::visit;
+
+    Stmt visit(const ProducerConsumer *op) override {
+        if (!op->is_producer) {
+            return IRMutator::visit(op);
+        }
+        std::string why;
+        auto copy = match_copy(op->body, &why);
+        if (copy) {
+            Stmt dma = make_dma(*copy, op->name, why);
+            if (dma.defined()) {
+                return ProducerConsumer::make(op->name, true, dma);
+            }
+        }
+        if (!why.empty()) {
+            m_.diagnostics.push_back({BackendDiagnostic::Severity::Note, "Func " + op->name + " is not a DMA copy: " + why,
+                                      m_.schedule.provenance.count(op->name) ? m_.schedule.provenance.at(op->name) : "",
+                                      op->name});
+        }
+        return IRMutator::visit(op);
+    }
+
+    Stmt make_dma(const CopyPattern &c, const std::string &func, std::string &why) {
+        auto d = m_.buffers.find(c.dst), s = m_.buffers.find(c.src);
+        if (d == m_.buffers.end() || s == m_.buffers.end()) {
+            why = "a buffer of the copy is not placed";
+            return Stmt();
+        }
+        const ArchSpec &arch = *m_.arch;
+        const DmaEngine *eng = arch.engine_for(s->second.level, d->second.level);
+        if (!eng) {
+            why = "no transfer engine of " + arch.name + " moves data from " + s->second.level + " to " + d->second.level;
+            return Stmt();
+        }
+        for (const CopyDim &dim : c.dims) {
+            if (dim.count > eng->max_count) {
+                why = "a copy dimension of " + std::to_string(dim.count) + " elements exceeds " + eng->name +
+                      "'s max_count " + std::to_string(eng->max_count);
+                return Stmt();
+            }
+        }
+        nir::DmaOp op;
+        op.engine = static_cast<int>(eng - arch.engines.data());
+        op.elem_bytes = c.type.bytes();
+        op.prov = m_.provenance_id(func, "");
+        const size_t hw = std::min<size_t>(c.dims.size(), std::max(1, std::min(eng->max_dims, 4)));
+        for (size_t i = 0; i < hw; i++) {
+            op.dims.push_back({c.dims[i].count, c.dims[i].dst_stride, c.dims[i].src_stride});
+        }
+        // Dimensions beyond the descriptor become loops around it.
+        std::vector<std::string> vars;
+        Expr db = c.dst_base, sb = c.src_base;
+        for (size_t i = hw; i < c.dims.size(); i++) {
+            std::string v = func + ".$dma" + std::to_string(i);
+            Expr var = Variable::make(Int(32), v);
+            db = db + var * make_const(Int(32), c.dims[i].dst_stride);
+            sb = sb + var * make_const(Int(32), c.dims[i].src_stride);
+            vars.push_back(v);
+        }
+        op.dst = {c.dst, simplify(db)};
+        op.src = {c.src, simplify(sb)};
+        Stmt body = op.make();
+        for (size_t i = hw; i < c.dims.size(); i++) {
+            body = For::make(vars[i - hw], 0, make_const(Int(32), c.dims[i].count), ForType::Serial, DeviceAPI::None, body);
+        }
+        return body;
+    }
+};
+
+} // namespace
+
+nir::NpuModule infer_dma(const nir::NpuModule &m) {
+    nir::NpuModule r = m;
+    r.body = ReplaceCopies(r).mutate(m.body);
+    return r;
+}
+
+} // namespace tessel

@@ -1,0 +1,101 @@
+#include "npu_target/passes/AllocateBuffers.h"
+
+#include "npu_target/common/Error.h"
+
+#include <sstream>
+
+namespace tessel {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+
+std::string kib(int64_t bytes) {
+    std::ostringstream os;
+    if (bytes % 1024 == 0) {
+        os << bytes / 1024 << " KiB";
+    } else {
+        os << bytes << " B";
+    }
+    return os.str();
+}
+
+class Allocator : public IRVisitor {
+public:
+    explicit Allocator(nir::NpuModule &m) : m_(m) {}
+
+private:
+    nir::NpuModule &m_;
+    std::map<std::string, int64_t> top_;       // level -> bytes in use
+    std::map<std::string, std::vector<std::string>> live_; // level -> live buffers (for messages)
+    int64_t counter_ = 0;
+    using IRVisitor::visit;
+
+    void visit(const Evaluate *op) override {
+        counter_++;
+        IRVisitor::visit(op);
+    }
+    void visit(const Store *op) override {
+        counter_++;
+        IRVisitor::visit(op);
+    }
+    void visit(const Allocate *op) override {
+        nir::BufferInfo &b = m_.buffers.at(op->name);
+        const MemoryLevel &L = *m_.arch->find_level(b.level);
+        const int64_t align = std::max(1, L.alignment);
+        const int64_t copy = (b.bytes() + align - 1) / align * align;
+        const int64_t total = copy * b.buffers;
+        int64_t at = (top_[b.level] + align - 1) / align * align;
+        if (static_cast<uint64_t>(at + total) > L.size_bytes) {
+            std::ostringstream os;
+            os << "buffer " << op->name << " (" << b.elems << " x " << b.type << " = " << kib(b.bytes());
+            if (b.buffers > 1) {
+                os << ", buffers=" << b.buffers;
+            }
+            os << ") does not fit in " << L.name << ": needs " << kib(at + total) << " with the buffers live here";
+            for (const auto &n : live_[b.level]) {
+                os << (n == live_[b.level].front() ? " (" : ", ") << n;
+            }
+            if (!live_[b.level].empty()) {
+                os << ")";
+            }
+            os << "; " << L.name << " has " << kib(static_cast<int64_t>(L.size_bytes));
+            if (!b.directive.empty()) {
+                os << " [directive " << b.directive << "]";
+            }
+            user_error(os.str());
+        }
+        b.offset = at;
+        const int64_t saved = top_[b.level];
+        top_[b.level] = at + total;
+        m_.level_peak_bytes[b.level] = std::max(m_.level_peak_bytes[b.level], top_[b.level]);
+        live_[b.level].push_back(op->name);
+        nir::BufferLifetime lt;
+        lt.name = op->name;
+        lt.level = b.level;
+        lt.offset = at;
+        lt.bytes = copy;
+        lt.buffers = b.buffers;
+        lt.first = counter_;
+        lt.directive = b.directive;
+        op->body.accept(this);
+        lt.last = counter_;
+        m_.lifetimes.push_back(lt);
+        live_[b.level].pop_back();
+        top_[b.level] = saved;
+    }
+};
+
+} // namespace
+
+nir::NpuModule allocate_buffers(const nir::NpuModule &m) {
+    nir::NpuModule r = m;
+    r.lifetimes.clear();
+    r.level_peak_bytes.clear();
+    Allocator a(r);
+    r.body.accept(&a);
+    return r;
+}
+
+} // namespace tessel

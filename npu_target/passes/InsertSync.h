@@ -1,0 +1,35 @@
+#ifndef TESSEL_NPU_TARGET_PASSES_INSERTSYNC_H
+#define TESSEL_NPU_TARGET_PASSES_INSERTSYNC_H
+
+// Orders every cross-pipe dependency. The scalar front end issues in program
+// order and its own loads and stores complete at issue, so only an access that
+// follows an earlier, still-running access of another (asynchronous) pipe to
+// the same buffer needs ordering: a read after a write (RAW), a write after a
+// read (WAR) or a write after a write (WAW). For such a pair the pass inserts,
+// right before the later access,
+//   - on pipe P != S: SET_FLAG(Q, P) + WAIT_FLAG(Q, P), so P waits for every
+//     earlier instruction of Q and nothing else;
+//   - on the front end (P == S): BARRIER(Q).
+// Loops are analysed to a fixed point so dependencies carried from one
+// iteration to the next are ordered too; both branches of an `if` are merged.
+// A sync is inserted only where the state says an unordered access exists, so
+// two reads never synchronise and a second access after a sync does not sync
+// again.
+
+#include "npu_target/ir/NpuIR.h"
+
+namespace tessel {
+
+nir::NpuModule insert_sync(const nir::NpuModule &m);
+
+/** The buffers an NPU IR statement reads and writes, and its pipe. Shared with
+ * the hazard checker. Scalar statements report only their own loads/stores. */
+struct Accesses {
+    isa::Pipe pipe = isa::Pipe::S;
+    std::vector<std::string> reads, writes;
+};
+Accesses accesses_of(const nir::NpuModule &m, const Halide::Internal::Stmt &leaf);
+
+} // namespace tessel
+
+#endif

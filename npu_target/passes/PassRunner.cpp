@@ -1,0 +1,102 @@
+#include "npu_target/passes/PassRunner.h"
+
+#include "npu_target/common/Error.h"
+#include "npu_target/lower/InferDma.h"
+#include "npu_target/lower/PlaceBuffers.h"
+#include "npu_target/lower/Specialize.h"
+#include "npu_target/passes/AllocateBuffers.h"
+#include "npu_target/passes/InsertSync.h"
+#include "npu_target/passes/SelectInstructions.h"
+
+#include <chrono>
+#include <functional>
+
+namespace tessel {
+
+namespace {
+
+struct Pass {
+    PassInfo info;
+    std::function<nir::NpuModule(const nir::NpuModule &)> run;
+};
+
+const std::vector<Pass> &pass_table() {
+    static const std::vector<Pass> table = {
+        {{"specialize", "argument shapes become constants; asserts go; intrinsics lowered; simplified"}, specialize},
+        {{"place_buffers", "each argument in GM, each allocation in its stage/accumulate_in level"}, place_buffers},
+        {{"infer_dma", "staging-copy loop nests become DMA descriptors on the edge's engine"}, infer_dma},
+        {{"allocate_buffers", "byte offsets per level with lifetimes; overflow is an error"}, allocate_buffers},
+        {{"insert_sync", "set_flag/wait_flag and barriers for every cross-pipe dependency"}, insert_sync},
+    };
+    return table;
+}
+
+} // namespace
+
+const std::vector<PassInfo> &backend_passes() {
+    static const std::vector<PassInfo> infos = [] {
+        std::vector<PassInfo> v;
+        for (const auto &p : pass_table()) {
+            v.push_back(p.info);
+        }
+        v.push_back({"select_instructions", "NPU IR -> instructions, scalar register allocation with spilling"});
+        return v;
+    }();
+    return infos;
+}
+
+BackendResult run_backend(const Halide::Internal::Stmt &lowered, const LowerInput &in, const PassOptions &opt) {
+    TESSEL_INTERNAL_ASSERT(in.arch != nullptr);
+    bool known = opt.dump_after.empty() || opt.dump_after == "all";
+    for (const auto &p : backend_passes()) {
+        known |= p.name == opt.dump_after;
+    }
+    if (!known) {
+        std::string names;
+        for (const auto &p : backend_passes()) {
+            names += (names.empty() ? "" : ", ") + p.name;
+        }
+        user_error("--dump-after=", opt.dump_after, ": no such pass; passes: ", names, ", all");
+    }
+    BackendResult r;
+    nir::NpuModule m;
+    m.kernel_name = in.kernel_name;
+    m.arch = in.arch;
+    m.schedule = in.npu;
+    m.args = in.args;
+    m.body = lowered;
+    std::string last_text;
+    using clock = std::chrono::steady_clock;
+    for (const auto &p : pass_table()) {
+        auto t0 = clock::now();
+        m = p.run(m);
+        double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+        std::string text = nir::to_string(m);
+        bool changed = text != last_text;
+        last_text = text;
+        if (opt.time_passes) {
+            r.timings.push_back({p.info.name, ms, changed});
+        }
+        if (changed && (opt.dump_after == "all" || opt.dump_after == p.info.name)) {
+            r.dumps.emplace_back(p.info.name, text);
+        }
+        if (opt.stop_after == p.info.name) {
+            r.module = std::move(m);
+            r.diagnostics = r.module.diagnostics;
+            return r;
+        }
+    }
+    auto t0 = clock::now();
+    SelectedProgram sel = select_instructions(m);
+    double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+    if (opt.time_passes) {
+        r.timings.push_back({"select_instructions", ms, true});
+    }
+    r.program = std::move(sel.program);
+    r.diagnostics = m.diagnostics;
+    r.diagnostics.insert(r.diagnostics.end(), sel.diagnostics.begin(), sel.diagnostics.end());
+    r.module = std::move(m);
+    return r;
+}
+
+} // namespace tessel
