@@ -1,0 +1,744 @@
+// Functional semantics of the scalar, vector and matrix instructions (what
+// they compute, bit-exactly; docs/isa-semantics.md), plus the vector unit's
+// cycle cost with the bank model (docs/simulator.md).
+//
+// Numeric rules: integer arithmetic is done in int64 and wraps to the width of
+// the destination type on store (as C and Halide do); narrowing integer casts
+// wrap; float->int truncates toward zero (NaN -> 0, out-of-range values clamp
+// to int64 first, then wrap); fp16/bf16 are computed in binary32 and rounded to
+// nearest even when stored.
+
+#include "npu_target/sim/Machine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace tessel::sim::detail {
+
+using isa::Op;
+
+namespace {
+
+constexpr bool fdt(DType t) { return t == DType::FP16 || t == DType::BF16 || t == DType::FP32; }
+
+// ---- element access ----------------------------------------------------------
+
+template <DType T> struct Elem;
+template <> struct Elem<DType::Int8> { using S = int8_t; using C = int64_t; };
+template <> struct Elem<DType::UInt8> { using S = uint8_t; using C = int64_t; };
+template <> struct Elem<DType::Int16> { using S = int16_t; using C = int64_t; };
+template <> struct Elem<DType::Int32> { using S = int32_t; using C = int64_t; };
+template <> struct Elem<DType::FP16> { using S = uint16_t; using C = float; };
+template <> struct Elem<DType::BF16> { using S = uint16_t; using C = float; };
+template <> struct Elem<DType::FP32> { using S = float; using C = float; };
+
+template <DType T>
+inline typename Elem<T>::C load(const uint8_t *p) {
+    typename Elem<T>::S s;
+    std::memcpy(&s, p, sizeof s);
+    if constexpr (T == DType::FP16) {
+        return fp16_to_fp32(s);
+    } else if constexpr (T == DType::BF16) {
+        return bf16_to_fp32(s);
+    } else {
+        return static_cast<typename Elem<T>::C>(s);
+    }
+}
+
+template <DType T>
+inline void store(uint8_t *p, typename Elem<T>::C v) {
+    typename Elem<T>::S s;
+    if constexpr (T == DType::FP16) {
+        s = fp32_to_fp16(v);
+    } else if constexpr (T == DType::BF16) {
+        s = fp32_to_bf16(v);
+    } else if constexpr (T == DType::FP32) {
+        s = v;
+    } else {
+        s = static_cast<typename Elem<T>::S>(static_cast<uint64_t>(v)); // wraps
+    }
+    std::memcpy(p, &s, sizeof s);
+}
+
+float bits_to_float(int64_t r) {
+    uint32_t b = static_cast<uint32_t>(r);
+    float f;
+    std::memcpy(&f, &b, 4);
+    return f;
+}
+
+int64_t float_to_bits(float f) {
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    return static_cast<int64_t>(b);
+}
+
+int64_t trunc_to_int64(double v) {
+    if (std::isnan(v)) {
+        return 0;
+    }
+    if (v >= 9.2233720368547758e18) {
+        return std::numeric_limits<int64_t>::max();
+    }
+    if (v <= -9.2233720368547758e18) {
+        return std::numeric_limits<int64_t>::min();
+    }
+    return static_cast<int64_t>(v); // truncates toward zero
+}
+
+int64_t floor_div(int64_t a, int64_t b) {
+    if (b == 0) {
+        return 0; // Halide: x / 0 == 0
+    }
+    if (b == -1) {
+        return static_cast<int64_t>(0 - static_cast<uint64_t>(a));
+    }
+    int64_t q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+int64_t floor_mod(int64_t a, int64_t b) {
+    if (b == 0 || b == -1) {
+        return 0; // Halide: x % 0 == 0
+    }
+    int64_t r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
+/** One vector operand: element (row r, index i) is at base + (r*rs + i*s) * esz. */
+struct Opnd {
+    uint8_t *base = nullptr;
+    int64_t s = 1, rs = 0;
+    int esz = 1;
+    inline uint8_t *at(int64_t r, int64_t i) const { return base + (r * rs + i * s) * esz; }
+};
+
+template <DType T, typename F>
+void map2(const Opnd &d, const Opnd &a, const Opnd &b, int rows, int64_t n, F f) {
+    for (int r = 0; r < rows; ++r) {
+        for (int64_t i = 0; i < n; ++i) {
+            store<T>(d.at(r, i), f(load<T>(a.at(r, i)), load<T>(b.at(r, i))));
+        }
+    }
+}
+
+template <DType T, typename F>
+void map1(const Opnd &d, const Opnd &a, int rows, int64_t n, F f) {
+    for (int r = 0; r < rows; ++r) {
+        for (int64_t i = 0; i < n; ++i) {
+            store<T>(d.at(r, i), f(load<T>(a.at(r, i))));
+        }
+    }
+}
+
+bool cmp(uint32_t code, double x, double y) {
+    switch (code) {
+    case 0: return x < y;
+    case 1: return x <= y;
+    case 2: return x == y;
+    case 3: return x != y;
+    case 4: return x > y;
+    default: return x >= y;
+    }
+}
+
+/** Executes one vector op for element type T (d, a, b all of type T). */
+template <DType T>
+void vector_same_type(Op op, uint32_t aux, const Opnd &d, const Opnd &a, const Opnd &b, int64_t scalar_reg,
+                      int rows, int64_t n, const std::string &tag) {
+    using C = typename Elem<T>::C;
+    constexpr bool fl = fdt(T);
+    C sc;
+    if constexpr (fl) {
+        sc = bits_to_float(scalar_reg);
+    } else {
+        sc = scalar_reg;
+    }
+    auto needs_float = [&]() { throw SimError(tag + ": " + op_mnemonic(op) + " needs a float dtype, got " + dtype_name(T)); };
+    switch (op) {
+    case Op::VADD: map2<T>(d, a, b, rows, n, [](C x, C y) { return x + y; }); return;
+    case Op::VSUB: map2<T>(d, a, b, rows, n, [](C x, C y) { return x - y; }); return;
+    case Op::VMUL: map2<T>(d, a, b, rows, n, [](C x, C y) { return x * y; }); return;
+    case Op::VDIV:
+        if constexpr (fl) {
+            map2<T>(d, a, b, rows, n, [](C x, C y) { return x / y; });
+        } else {
+            map2<T>(d, a, b, rows, n, [](C x, C y) { return floor_div(x, y); });
+        }
+        return;
+    case Op::VMAX: map2<T>(d, a, b, rows, n, [](C x, C y) { return x > y ? x : y; }); return;
+    case Op::VMIN: map2<T>(d, a, b, rows, n, [](C x, C y) { return x < y ? x : y; }); return;
+    case Op::VADDS: map1<T>(d, a, rows, n, [sc](C x) { return x + sc; }); return;
+    case Op::VMULS: map1<T>(d, a, rows, n, [sc](C x) { return x * sc; }); return;
+    case Op::VMAXS: map1<T>(d, a, rows, n, [sc](C x) { return x > sc ? x : sc; }); return;
+    case Op::VMINS: map1<T>(d, a, rows, n, [sc](C x) { return x < sc ? x : sc; }); return;
+    case Op::VDUP:
+        for (int r = 0; r < rows; ++r) {
+            for (int64_t i = 0; i < n; ++i) {
+                store<T>(d.at(r, i), sc);
+            }
+        }
+        return;
+    case Op::VRELU: map1<T>(d, a, rows, n, [](C x) { return x > C(0) ? x : C(0); }); return;
+    case Op::VABS:
+        if constexpr (fl) {
+            map1<T>(d, a, rows, n, [](C x) { return std::fabs(x); });
+        } else {
+            map1<T>(d, a, rows, n, [](C x) { return x < 0 ? -x : x; });
+        }
+        return;
+    case Op::VMOV: map1<T>(d, a, rows, n, [](C x) { return x; }); return;
+    case Op::VMULADD:
+        for (int r = 0; r < rows; ++r) {
+            for (int64_t i = 0; i < n; ++i) {
+                C prod = load<T>(a.at(r, i)) * load<T>(b.at(r, i));
+                store<T>(d.at(r, i), load<T>(d.at(r, i)) + prod); // two roundings, no fused multiply-add
+            }
+        }
+        return;
+    case Op::VCMPSEL:
+        map2<T>(d, a, b, rows, n, [aux](C x, C y) { return cmp(aux, static_cast<double>(x), static_cast<double>(y)) ? x : y; });
+        return;
+    case Op::VREDSUM:
+    case Op::VREDMAX:
+        if (n <= 0) {
+            return;
+        }
+        for (int r = 0; r < rows; ++r) {
+            C acc = load<T>(a.at(r, 0));
+            for (int64_t i = 1; i < n; ++i) {
+                C x = load<T>(a.at(r, i));
+                if (op == Op::VREDSUM) {
+                    if constexpr (fl) {
+                        acc = acc + x;
+                    } else {
+                        acc = static_cast<C>(static_cast<uint64_t>(acc) + static_cast<uint64_t>(x));
+                    }
+                } else {
+                    acc = x > acc ? x : acc;
+                }
+            }
+            store<T>(d.at(r, 0), acc);
+        }
+        return;
+    case Op::VEXP:
+    case Op::VLOG:
+    case Op::VSQRT:
+    case Op::VRSQRT:
+        if constexpr (fl) {
+            if (op == Op::VEXP) {
+                map1<T>(d, a, rows, n, [](C x) { return std::exp(x); });
+            } else if (op == Op::VLOG) {
+                map1<T>(d, a, rows, n, [](C x) { return std::log(x); });
+            } else if (op == Op::VSQRT) {
+                map1<T>(d, a, rows, n, [](C x) { return std::sqrt(x); });
+            } else {
+                map1<T>(d, a, rows, n, [](C x) { return 1.0f / std::sqrt(x); });
+            }
+        } else {
+            needs_float();
+        }
+        return;
+    default:
+        throw SimError(tag + ": not a vector operation");
+    }
+}
+
+template <typename F>
+void dispatch_dtype(DType t, F f) {
+    switch (t) {
+    case DType::Int8: f(std::integral_constant<DType, DType::Int8>{}); return;
+    case DType::UInt8: f(std::integral_constant<DType, DType::UInt8>{}); return;
+    case DType::Int16: f(std::integral_constant<DType, DType::Int16>{}); return;
+    case DType::Int32: f(std::integral_constant<DType, DType::Int32>{}); return;
+    case DType::FP16: f(std::integral_constant<DType, DType::FP16>{}); return;
+    case DType::BF16: f(std::integral_constant<DType, DType::BF16>{}); return;
+    case DType::FP32: f(std::integral_constant<DType, DType::FP32>{}); return;
+    }
+}
+
+/** VCAST element: from (a's type) to dt. */
+void cast_elem(DType from, const uint8_t *src, DType to, uint8_t *dst) {
+    double v = load_as_double(src, from, 0);
+    if (fdt(to)) {
+        float f = fdt(from) ? static_cast<float>(v) : static_cast<float>(static_cast<int64_t>(v));
+        dispatch_dtype(to, [&](auto tc) {
+            if constexpr (fdt(decltype(tc)::value)) {
+                store<decltype(tc)::value>(dst, f);
+            }
+        });
+        return;
+    }
+    int64_t i = fdt(from) ? trunc_to_int64(v) : static_cast<int64_t>(v);
+    dispatch_dtype(to, [&](auto tc) {
+        if constexpr (!fdt(decltype(tc)::value)) {
+            store<decltype(tc)::value>(dst, i);
+        }
+    });
+}
+
+} // namespace
+
+/** The requantisation of docs/isa-semantics.md, exported for tests and docs. */
+int32_t requantize(int32_t a, int32_t mult, int shift, int32_t zp, DType out) {
+    int64_t v = static_cast<int64_t>(a) * mult;
+    int64_t r = v;
+    if (shift > 0) {
+        uint64_t mag = v < 0 ? static_cast<uint64_t>(-(v + 1)) + 1 : static_cast<uint64_t>(v);
+        mag = (mag + (uint64_t{1} << (shift - 1))) >> shift; // round half away from zero
+        r = v < 0 ? -static_cast<int64_t>(mag) : static_cast<int64_t>(mag);
+    }
+    r += zp;
+    int64_t lo = out == DType::UInt8 ? 0 : out == DType::Int16 ? -32768 : -128;
+    int64_t hi = out == DType::UInt8 ? 255 : out == DType::Int16 ? 32767 : 127;
+    return static_cast<int32_t>(std::min(hi, std::max(lo, r)));
+}
+
+// ---- the vector unit -----------------------------------------------------------
+
+namespace {
+
+struct BankOperand {
+    uint64_t addr;
+    int64_t s, rs;
+    int esz;
+    bool write;
+};
+
+/** Extra cycles of one repeat from bank conflicts (0 when every group serves
+ * its accesses in one cycle). Model: docs/simulator.md "Vector unit". */
+uint64_t repeat_conflict(const MemoryLevel &lv, const BankOperand *ops, int nops, int64_t r, int64_t i0, int64_t i1) {
+    const int groups = lv.bank_groups, nb = lv.bank_groups * lv.banks_per_group;
+    const uint64_t row = static_cast<uint64_t>(lv.bank_row_bytes);
+    int reads[64] = {0}, writes[64] = {0};
+    int bank_r[256] = {0}, bank_w[256] = {0}, bank_rw_same[256] = {0};
+    int64_t last_r_block[256], last_w_block[256];
+    std::fill(last_r_block, last_r_block + nb, -1);
+    std::fill(last_w_block, last_w_block + nb, -1);
+    for (int o = 0; o < nops; ++o) {
+        const BankOperand &op = ops[o];
+        int64_t prev = -1;
+        auto touch = [&](int64_t block) {
+            if (block == prev) {
+                return;
+            }
+            prev = block;
+            int bank = static_cast<int>(block % nb), g = bank % groups;
+            if (op.write) {
+                if (last_w_block[bank] == block) {
+                    return;
+                }
+                last_w_block[bank] = block;
+                writes[g]++;
+                bank_w[bank]++;
+                if (last_r_block[bank] == block) {
+                    bank_rw_same[bank]++;
+                }
+            } else {
+                if (last_r_block[bank] == block) {
+                    return;
+                }
+                last_r_block[bank] = block;
+                reads[g]++;
+                bank_r[bank]++;
+                if (last_w_block[bank] == block) {
+                    bank_rw_same[bank]++;
+                }
+            }
+        };
+        uint64_t base = op.addr + static_cast<uint64_t>(r * op.rs * op.esz);
+        if (op.s == 1 || op.s == 0) {
+            uint64_t lo = base + static_cast<uint64_t>(i0 * op.s * op.esz);
+            uint64_t hi = base + static_cast<uint64_t>(((i1 - 1) * op.s + 1) * op.esz);
+            for (uint64_t b = lo / row; b <= (hi - 1) / row; ++b) {
+                touch(static_cast<int64_t>(b));
+            }
+        } else {
+            for (int64_t i = i0; i < i1; ++i) {
+                touch(static_cast<int64_t>((base + static_cast<uint64_t>(i * op.s * op.esz)) / row));
+            }
+        }
+    }
+    int worst = 1;
+    for (int g = 0; g < groups; ++g) {
+        worst = std::max({worst, reads[g], writes[g]});
+    }
+    for (int b = 0; b < nb; ++b) {
+        worst = std::max(worst, bank_r[b] + bank_w[b] - bank_rw_same[b]);
+    }
+    return static_cast<uint64_t>(worst - 1);
+}
+
+} // namespace
+
+uint64_t Machine::exec_vector(Core &c, const isa::Instr &in, const Queued &q, Range *ranges, int &nr,
+                              uint64_t &conflict_cycles, int64_t &bytes) {
+    const uint32_t pc = q.pc;
+    const std::string tag = "core " + std::to_string(c.id) + " " + instr_tag(pc, in);
+    const int lvl = vec_level;
+    if (lvl < 0) {
+        throw SimError(tag + ": arch '" + arch.name + "' has no vector operand level");
+    }
+    const Op op = in.op;
+    const int64_t n = q.rd;
+    const int rows = in.rows;
+    if (n < 0 || rows < 1) {
+        throw SimError(tag + ": element count " + std::to_string(n) + " and rows " + std::to_string(rows) +
+                       " must be >= 0 and >= 1");
+    }
+    const bool scalar_op = op == Op::VADDS || op == Op::VMULS || op == Op::VMAXS || op == Op::VMINS;
+    const bool unary = op == Op::VEXP || op == Op::VLOG || op == Op::VSQRT || op == Op::VRSQRT || op == Op::VRELU ||
+                       op == Op::VABS || op == Op::VMOV || op == Op::VCAST || op == Op::VREDSUM ||
+                       op == Op::VREDMAX || op == Op::VREQUANT;
+    const bool reduce = op == Op::VREDSUM || op == Op::VREDMAX;
+    DType dt_d = (op == Op::VCAST || op == Op::VREQUANT) ? in.dtype2 : in.dtype;
+    DType dt_a = in.dtype;
+    if (op == Op::VREQUANT && in.dtype != DType::Int32) {
+        throw SimError(tag + ": vrequant reads int32, got " + dtype_name(in.dtype));
+    }
+    if (op == Op::VREQUANT && fdt(in.dtype2)) {
+        throw SimError(tag + ": vrequant writes an integer type, got " + dtype_name(in.dtype2));
+    }
+    // Operands: d always; a unless VDUP; b for binary ops; d read too for VMULADD.
+    struct Spec {
+        int64_t addr;
+        int64_t s, rs;
+        int esz;
+        int64_t count; // elements per row it touches
+        bool write;
+    };
+    Spec specs[3];
+    int ns = 0;
+    specs[ns++] = Spec{q.ra, in.stride[0], in.row_stride[0], dtype_bytes(dt_d), reduce ? (n > 0 ? 1 : 0) : n, true};
+    if (op != Op::VDUP) {
+        int64_t a_addr = scalar_op ? q.rc : q.rb;
+        specs[ns++] = Spec{a_addr, in.stride[1], in.row_stride[1], dtype_bytes(dt_a), n, false};
+    }
+    if (!scalar_op && !unary && op != Op::VDUP) {
+        specs[ns++] = Spec{q.rc, in.stride[2], in.row_stride[2], dtype_bytes(dt_a), n, false};
+    }
+    Opnd o[3];
+    nr = 0;
+    for (int i = 0; i < ns; ++i) {
+        const Spec &sp = specs[i];
+        int64_t lo = std::min<int64_t>(0, (rows - 1) * sp.rs) + std::min<int64_t>(0, (sp.count - 1) * sp.s);
+        int64_t hi = std::max<int64_t>(0, (rows - 1) * sp.rs) + std::max<int64_t>(0, (sp.count - 1) * sp.s);
+        int64_t first = sp.addr + lo * sp.esz;
+        int64_t len = sp.count == 0 ? 0 : (hi - lo + 1) * sp.esz;
+        if (first < 0) {
+            ptr(c, lvl, static_cast<uint64_t>(first), static_cast<uint64_t>(len), pc); // reports it
+        }
+        uint8_t *p = len ? ptr(c, lvl, static_cast<uint64_t>(first), static_cast<uint64_t>(len), pc) : nullptr;
+        o[i].base = p ? p - lo * sp.esz : nullptr;
+        o[i].s = sp.s;
+        o[i].rs = sp.rs;
+        o[i].esz = sp.esz;
+        ranges[nr++] = Range{lvl, static_cast<uint64_t>(first), static_cast<uint64_t>(first + len), sp.write};
+        if (op == Op::VMULADD && i == 0) {
+            ranges[nr++] = Range{lvl, static_cast<uint64_t>(first), static_cast<uint64_t>(first + len), false};
+        }
+    }
+    bytes = static_cast<int64_t>(rows) * specs[0].count * specs[0].esz;
+
+    // ---- functional effect ----
+    if (n > 0) {
+        if (op == Op::VCAST) {
+            for (int r = 0; r < rows; ++r) {
+                for (int64_t i = 0; i < n; ++i) {
+                    cast_elem(dt_a, o[1].at(r, i), dt_d, o[0].at(r, i));
+                }
+            }
+        } else if (op == Op::VREQUANT) {
+            int32_t mult = static_cast<int16_t>(static_cast<uint16_t>(in.imm & 0xffff));
+            int32_t zp = static_cast<int16_t>(static_cast<uint16_t>((in.imm >> 16) & 0xffff));
+            int shift = static_cast<int>(in.aux);
+            if (shift > 31) {
+                throw SimError(tag + ": vrequant shift " + std::to_string(shift) + " is above 31");
+            }
+            for (int r = 0; r < rows; ++r) {
+                for (int64_t i = 0; i < n; ++i) {
+                    int32_t a = load<DType::Int32>(o[1].at(r, i));
+                    int32_t v = requantize(a, mult, shift, zp, dt_d);
+                    dispatch_dtype(dt_d, [&](auto tc) {
+                        if constexpr (!fdt(decltype(tc)::value)) {
+                            store<decltype(tc)::value>(o[0].at(r, i), v);
+                        }
+                    });
+                }
+            }
+        } else {
+            const Opnd &a = op == Op::VDUP ? o[0] : o[1];
+            const Opnd &b = (!scalar_op && !unary && op != Op::VDUP) ? o[2] : a;
+            dispatch_dtype(in.dtype, [&](auto tc) {
+                vector_same_type<decltype(tc)::value>(op, in.aux, o[0], a, b, q.rb, rows, n, tag);
+            });
+        }
+    }
+
+    // ---- cost: repeats x cycles per repeat + bank conflicts ----
+    int esz_max = std::max(dtype_bytes(dt_d), dtype_bytes(dt_a));
+    int64_t per_repeat = std::max<int64_t>(1, arch.vector.bytes_per_repeat / esz_max);
+    int64_t reps_per_row = (n + per_repeat - 1) / per_repeat;
+    auto it = arch.vector.cycles_per_repeat.find(vector_cost_name(op));
+    if (it == arch.vector.cycles_per_repeat.end()) {
+        it = arch.vector.cycles_per_repeat.find("default");
+    }
+    uint64_t cpr = it == arch.vector.cycles_per_repeat.end() ? 1 : static_cast<uint64_t>(std::max(1, it->second));
+    uint64_t cycles = static_cast<uint64_t>(rows * reps_per_row) * cpr;
+    conflict_cycles = 0;
+    const MemoryLevel &lv = arch.memories[lvl];
+    if (lv.bank_groups > 0 && lv.banks_per_group > 0 && lv.bank_row_bytes > 0 && lv.bank_groups <= 64 &&
+        lv.bank_groups * lv.banks_per_group <= 256 && n > 0) {
+        BankOperand bo[3];
+        for (int i = 0; i < ns; ++i) {
+            bo[i] = BankOperand{static_cast<uint64_t>(specs[i].addr), specs[i].s, specs[i].rs, specs[i].esz, specs[i].write};
+            if (reduce && i == 0) {
+                bo[i].s = 0;
+            }
+        }
+        // Reads first, then the write (the order changes nothing but keeps dedup simple).
+        std::rotate(bo, bo + 1, bo + ns);
+        for (int r = 0; r < rows; ++r) {
+            for (int64_t j = 0; j < reps_per_row; ++j) {
+                int64_t i0 = j * per_repeat, i1 = std::min(n, i0 + per_repeat);
+                conflict_cycles += repeat_conflict(lv, bo, ns, r, i0, i1);
+            }
+        }
+    }
+    return cycles + conflict_cycles;
+}
+
+// ---- the matrix unit ---------------------------------------------------------
+
+uint64_t Machine::exec_mmad(Core &c, const isa::Instr &in, const Queued &q, Range *ranges, int &nr, int64_t &bytes) {
+    const uint32_t pc = q.pc;
+    const std::string tag = "core " + std::to_string(c.id) + " " + instr_tag(pc, in);
+    auto acc_it = arch.matrix.accumulators.find(in.dtype);
+    auto shape_it = arch.matrix.shapes.find(in.dtype);
+    if (acc_it == arch.matrix.accumulators.end() || shape_it == arch.matrix.shapes.end()) {
+        throw SimError(tag + ": the matrix unit of '" + arch.name + "' does not support " + dtype_name(in.dtype));
+    }
+    if (a_level < 0 || b_level < 0 || c_level < 0) {
+        throw SimError(tag + ": arch '" + arch.name + "' has no matrix operand levels");
+    }
+    const DType acc = acc_it->second;
+    const int64_t m = in.m, k = in.k, n = in.n;
+    if (m == 0 || k == 0 || n == 0) {
+        throw SimError(tag + ": mmad needs m, k, n >= 1 (got " + std::to_string(m) + "x" + std::to_string(k) + "x" +
+                       std::to_string(n) + ")");
+    }
+    const int ea = dtype_bytes(in.dtype), ec = dtype_bytes(acc);
+    const bool init = in.aux & 1u;
+    uint8_t *A = ptr(c, a_level, static_cast<uint64_t>(q.rb), static_cast<uint64_t>(m * k * ea), pc);
+    uint8_t *B = ptr(c, b_level, static_cast<uint64_t>(q.rc), static_cast<uint64_t>(k * n * ea), pc);
+    uint8_t *Cp = ptr(c, c_level, static_cast<uint64_t>(q.ra), static_cast<uint64_t>(m * n * ec), pc);
+    nr = 0;
+    ranges[nr++] = Range{a_level, static_cast<uint64_t>(q.rb), static_cast<uint64_t>(q.rb + m * k * ea), false};
+    ranges[nr++] = Range{b_level, static_cast<uint64_t>(q.rc), static_cast<uint64_t>(q.rc + k * n * ea), false};
+    ranges[nr++] = Range{c_level, static_cast<uint64_t>(q.ra), static_cast<uint64_t>(q.ra + m * n * ec), true};
+    bytes = m * n * ec;
+
+    if (fdt(in.dtype)) {
+        if (!fdt(acc)) {
+            throw SimError(tag + ": float inputs need a float accumulator");
+        }
+        std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n)), row(static_cast<size_t>(n));
+        dispatch_dtype(in.dtype, [&](auto tc) {
+            constexpr DType T = decltype(tc)::value;
+            if constexpr (fdt(T)) {
+                for (int64_t i = 0; i < m * k; ++i) {
+                    a[i] = load<T>(A + i * ea);
+                }
+                for (int64_t i = 0; i < k * n; ++i) {
+                    b[i] = load<T>(B + i * ea);
+                }
+            }
+        });
+        for (int64_t i = 0; i < m; ++i) {
+            uint8_t *crow = Cp + i * n * ec;
+            for (int64_t j = 0; j < n; ++j) {
+                row[j] = init ? 0.0f : static_cast<float>(load_as_double(crow, acc, j));
+            }
+            // C[i][j] += A[i][kk] * B[kk][j] for kk = 0, 1, ... in order (vectorised over j).
+            for (int64_t kk = 0; kk < k; ++kk) {
+                const float av = a[i * k + kk];
+                const float *brow = &b[kk * n];
+                for (int64_t j = 0; j < n; ++j) {
+                    row[j] += av * brow[j];
+                }
+            }
+            dispatch_dtype(acc, [&](auto tc) {
+                constexpr DType T = decltype(tc)::value;
+                if constexpr (fdt(T)) {
+                    for (int64_t j = 0; j < n; ++j) {
+                        store<T>(crow + j * ec, row[j]);
+                    }
+                }
+            });
+        }
+    } else {
+        if (fdt(acc)) {
+            throw SimError(tag + ": integer inputs need an integer accumulator");
+        }
+        std::vector<int32_t> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n));
+        std::vector<uint32_t> row(static_cast<size_t>(n));
+        dispatch_dtype(in.dtype, [&](auto tc) {
+            constexpr DType T = decltype(tc)::value;
+            if constexpr (!fdt(T)) {
+                for (int64_t i = 0; i < m * k; ++i) {
+                    a[i] = static_cast<int32_t>(load<T>(A + i * ea));
+                }
+                for (int64_t i = 0; i < k * n; ++i) {
+                    b[i] = static_cast<int32_t>(load<T>(B + i * ea));
+                }
+            }
+        });
+        for (int64_t i = 0; i < m; ++i) {
+            uint8_t *crow = Cp + i * n * ec;
+            for (int64_t j = 0; j < n; ++j) {
+                row[j] = init ? 0u : static_cast<uint32_t>(static_cast<int64_t>(load_as_double(crow, acc, j)));
+            }
+            for (int64_t kk = 0; kk < k; ++kk) {
+                const uint32_t av = static_cast<uint32_t>(a[i * k + kk]);
+                const int32_t *brow = &b[kk * n];
+                for (int64_t j = 0; j < n; ++j) {
+                    row[j] += av * static_cast<uint32_t>(brow[j]); // wraps modulo 2^32
+                }
+            }
+            dispatch_dtype(acc, [&](auto tc) {
+                constexpr DType T = decltype(tc)::value;
+                if constexpr (!fdt(T)) {
+                    for (int64_t j = 0; j < n; ++j) {
+                        store<T>(crow + j * ec, static_cast<int64_t>(static_cast<int32_t>(row[j])));
+                    }
+                }
+            });
+        }
+    }
+    const MatrixShape &s = shape_it->second;
+    auto cdiv = [](int64_t x, int y) { return y > 0 ? (x + y - 1) / y : x; };
+    return static_cast<uint64_t>(cdiv(m, s.m0) * cdiv(k, s.k0) * cdiv(n, s.n0));
+}
+
+// ---- the scalar unit -----------------------------------------------------------
+
+uint64_t Machine::exec_scalar(Core &c, const isa::Instr &in, uint32_t pc, uint64_t t, bool &branched) {
+    auto &R = c.regs;
+    const size_t nregs = R.size();
+    auto reg = [&](uint8_t r) -> int64_t {
+        if (r >= nregs) {
+            throw SimError("core " + std::to_string(c.id) + " " + instr_tag(pc, in) + ": register r" +
+                           std::to_string(r) + " does not exist (" + std::to_string(nregs) + " registers)");
+        }
+        return r == 0 ? 0 : R[r];
+    };
+    auto set = [&](int64_t v) {
+        if (in.rd >= nregs) {
+            reg(in.rd);
+        }
+        if (in.rd != 0) {
+            R[in.rd] = v;
+        }
+    };
+    auto u = [](int64_t v) { return static_cast<uint64_t>(v); };
+    auto s = [](uint64_t v) { return static_cast<int64_t>(v); };
+    auto fa = [&]() { return bits_to_float(reg(in.ra)); };
+    auto fb = [&]() { return bits_to_float(reg(in.rb)); };
+    branched = false;
+    auto branch = [&](bool cond) {
+        if (cond) {
+            if (in.imm < 0 || in.imm > static_cast<int64_t>(prog.code.size())) {
+                throw SimError("core " + std::to_string(c.id) + " " + instr_tag(pc, in) + ": branch target " +
+                               std::to_string(in.imm) + " is outside the program (" +
+                               std::to_string(prog.code.size()) + " instructions)");
+            }
+            c.pc = static_cast<uint32_t>(in.imm);
+            branched = true;
+        }
+    };
+    switch (in.op) {
+    case Op::NOP: break;
+    case Op::LI: set(in.imm); break;
+    case Op::MOV: set(reg(in.ra)); break;
+    case Op::ADD: set(s(u(reg(in.ra)) + u(reg(in.rb)))); break;
+    case Op::SUB: set(s(u(reg(in.ra)) - u(reg(in.rb)))); break;
+    case Op::MUL: set(s(u(reg(in.ra)) * u(reg(in.rb)))); break;
+    case Op::DIV: set(floor_div(reg(in.ra), reg(in.rb))); break;
+    case Op::REM: set(floor_mod(reg(in.ra), reg(in.rb))); break;
+    case Op::MIN: set(std::min(reg(in.ra), reg(in.rb))); break;
+    case Op::MAX: set(std::max(reg(in.ra), reg(in.rb))); break;
+    case Op::AND: set(reg(in.ra) & reg(in.rb)); break;
+    case Op::OR: set(reg(in.ra) | reg(in.rb)); break;
+    case Op::XOR: set(reg(in.ra) ^ reg(in.rb)); break;
+    case Op::SHL: set(s(u(reg(in.ra)) << (reg(in.rb) & 63))); break;
+    case Op::SHR: set(reg(in.ra) >> (reg(in.rb) & 63)); break;
+    case Op::ADDI: set(s(u(reg(in.ra)) + u(in.imm))); break;
+    case Op::MULI: set(s(u(reg(in.ra)) * u(in.imm))); break;
+    case Op::SLT: set(reg(in.ra) < reg(in.rb)); break;
+    case Op::SLE: set(reg(in.ra) <= reg(in.rb)); break;
+    case Op::SEQ: set(reg(in.ra) == reg(in.rb)); break;
+    case Op::SNE: set(reg(in.ra) != reg(in.rb)); break;
+    case Op::SELECT: set(reg(in.rc) ? reg(in.ra) : reg(in.rb)); break;
+    case Op::FADD: set(float_to_bits(fa() + fb())); break;
+    case Op::FSUB: set(float_to_bits(fa() - fb())); break;
+    case Op::FMUL: set(float_to_bits(fa() * fb())); break;
+    case Op::FDIV: set(float_to_bits(fa() / fb())); break;
+    case Op::FMIN: set(float_to_bits(fa() < fb() ? fa() : fb())); break;
+    case Op::FMAX: set(float_to_bits(fa() > fb() ? fa() : fb())); break;
+    case Op::FSQRT: set(float_to_bits(std::sqrt(fa()))); break;
+    case Op::FEXP: set(float_to_bits(std::exp(fa()))); break;
+    case Op::FLOG: set(float_to_bits(std::log(fa()))); break;
+    case Op::FABS: set(float_to_bits(std::fabs(fa()))); break;
+    case Op::FSLT: set(fa() < fb()); break;
+    case Op::FSLE: set(fa() <= fb()); break;
+    case Op::FSEQ: set(fa() == fb()); break;
+    case Op::ITOF: set(float_to_bits(static_cast<float>(reg(in.ra)))); break;
+    case Op::FTOI: set(trunc_to_int64(fa())); break;
+    case Op::LD:
+    case Op::ST: {
+        const int sz = dtype_bytes(in.dtype);
+        const uint64_t addr = u(reg(in.ra)) + u(in.imm);
+        if (in.op == Op::ST && in.level == kConstLevel) {
+            throw SimError("core " + std::to_string(c.id) + " " + instr_tag(pc, in) + ": CONST is read-only");
+        }
+        uint8_t *p = ptr(c, in.level, addr, static_cast<uint64_t>(sz), pc);
+        Range r{in.level, addr, addr + static_cast<uint64_t>(sz), in.op == Op::ST};
+        uint64_t lat = (in.level < arch.memories.size()) ? static_cast<uint64_t>(arch.memories[in.level].latency) : 0;
+        check_and_record(c, 0, pc, t, &r, 1, t + 1 + lat, t + 1 + lat);
+        if (in.op == Op::LD) {
+            dispatch_dtype(in.dtype, [&](auto tc) {
+                constexpr DType T = decltype(tc)::value;
+                if constexpr (fdt(T)) {
+                    set(float_to_bits(load<T>(p)));
+                } else {
+                    set(load<T>(p));
+                }
+            });
+        } else {
+            int64_t v = reg(in.rb);
+            dispatch_dtype(in.dtype, [&](auto tc) {
+                constexpr DType T = decltype(tc)::value;
+                if constexpr (fdt(T)) {
+                    store<T>(p, bits_to_float(v));
+                } else {
+                    store<T>(p, v);
+                }
+            });
+        }
+        return lat;
+    }
+    case Op::BEQ: branch(reg(in.ra) == reg(in.rb)); break;
+    case Op::BNE: branch(reg(in.ra) != reg(in.rb)); break;
+    case Op::BLT: branch(reg(in.ra) < reg(in.rb)); break;
+    case Op::BGE: branch(reg(in.ra) >= reg(in.rb)); break;
+    case Op::JMP: branch(true); break;
+    case Op::COREID: set(c.id); break;
+    default:
+        throw SimError("core " + std::to_string(c.id) + " " + instr_tag(pc, in) + ": not a scalar instruction");
+    }
+    return 0;
+}
+
+} // namespace tessel::sim::detail

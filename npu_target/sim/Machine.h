@@ -1,0 +1,153 @@
+#ifndef TESSEL_NPU_TARGET_SIM_MACHINE_H
+#define TESSEL_NPU_TARGET_SIM_MACHINE_H
+
+// Internal state of the simulator (not installed, not for other modules):
+// memories, the L2, per-core pipes and flags, and the functional/timing
+// entry points that Simulator.cpp chains. See docs/simulator.md.
+
+#include "npu_target/sim/Simulator.h"
+
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace tessel::sim::detail {
+
+constexpr uint64_t kNever = UINT64_MAX;
+using isa::kConstLevel;
+
+/** A byte range [lo, hi) of one memory level (GM ranges use GM addresses). */
+struct Range {
+    int level = 0; // index into ArchSpec::memories, or kStackLevel / kConstLevel
+    uint64_t lo = 0, hi = 0;
+    bool write = false;
+};
+
+/** An access still in flight, for the race check. */
+struct AccessRec {
+    Range r;
+    int pipe = 0;
+    uint32_t pc = 0;
+    uint64_t until = 0; // reads: end of the instruction; writes: when the data is visible
+};
+
+/** The GM: the kernel arguments, placed at gm_arg_addresses(). */
+struct GmSegment {
+    uint64_t base = 0, size = 0;
+    uint8_t *data = nullptr;
+    int arg = 0;
+};
+
+/** Capacity-limited LRU of GM lines, shared by every core. */
+class L2Cache {
+public:
+    void configure(uint64_t capacity_bytes, uint64_t line_bytes);
+    /** Touches the line; true if it was resident. Inserts it (evicting the LRU line). */
+    bool touch(uint64_t line);
+    uint64_t line_bytes() const { return line_bytes_; }
+    bool enabled() const { return capacity_lines_ > 0; }
+
+private:
+    uint64_t capacity_lines_ = 0, line_bytes_ = 512;
+    std::list<uint64_t> lru_; // front = most recent
+    std::unordered_map<uint64_t, std::list<uint64_t>::iterator> where_;
+};
+
+/** A non-scalar instruction waiting in a pipe queue, register operands captured at issue. */
+struct Queued {
+    uint32_t pc = 0;
+    uint64_t enq = 0;
+    int64_t ra = 0, rb = 0, rc = 0, rd = 0;
+};
+
+struct PipeState {
+    std::string name;
+    size_t depth = 32;
+    std::deque<Queued> q;
+    uint64_t next_start = 0;    // in order: the next instruction starts no earlier
+    uint64_t last_complete = 0; // latest "visible" time of started instructions
+    uint64_t last_pop = 0;      // when the head last left the queue (unblocks a full queue)
+    std::deque<uint64_t> inflight; // DMA descriptors in flight (visible times)
+    uint64_t busy = 0, stall = 0, instructions = 0;
+    isa::Op last_op = isa::Op::NOP;
+    uint64_t last_end = 0;
+};
+
+struct Core {
+    int id = 0;
+    std::vector<std::vector<uint8_t>> mem; // per level; empty for off-chip levels
+    std::vector<uint8_t> stack;
+    std::vector<int64_t> regs;
+    uint32_t pc = 0;
+    uint64_t fe_time = 0;
+    bool ended = false;
+    std::vector<PipeState> pipes;                    // internal pipe ids; 0 = S (front end)
+    std::vector<std::deque<uint64_t>> flags;         // [(src*P + dst)*E + event] fire times
+    std::vector<AccessRec> recent;                   // accesses possibly still in flight
+    double gm_port_free = 0;                         // per-core GM port (gm_shared_rw_port)
+};
+
+/** Result of a DMA's functional copy, as the timing model needs it. */
+struct DmaCost {
+    int64_t bytes = 0;
+    uint64_t transfer = 0;    // cycles after setup
+    double gm_bytes = 0;      // bytes that used the GM (misses and writes), for the shared channel
+    int edge = 0;             // index of the edge within its engine
+    bool all_l2_hits = false; // a GM read served entirely by the L2 (latency = l2_latency)
+};
+
+struct Machine {
+    const isa::Program &prog;
+    const ArchSpec &arch;
+    const SimOptions &opt;
+    std::vector<Core> cores;
+    std::vector<GmSegment> gm;
+    L2Cache l2;
+    std::vector<std::string> pipe_names;  // internal pipe id -> name
+    std::vector<int> enum_pipe;           // isa::Pipe -> internal id (-1 absent)
+    std::vector<int> engine_pipe;         // engine index -> internal id
+    int vec_pipe = -1, mat_pipe = -1;
+    int vec_level = -1, a_level = -1, b_level = -1, c_level = -1;
+    int events = 8;
+    double gm_channel_free = 0;           // shared aggregate GM channel
+    SimReport report;
+    std::vector<EdgeStats> edge_stats;    // [engine][edge] flattened
+    std::vector<size_t> edge_base;        // engine -> first index in edge_stats
+
+    Machine(const isa::Program &p, const ArchSpec &a, const SimOptions &o) : prog(p), arch(a), opt(o) {}
+
+    // ---- Memory.cpp ----
+    void setup_memory(std::vector<Tensor> &args);
+    /** Pointer to [addr, addr+len) in `level` of core c, or a SimError naming pc. */
+    uint8_t *ptr(Core &c, int level, uint64_t addr, uint64_t len, uint32_t pc);
+    bool is_gm(int level) const;
+    std::string level_name(int level) const;
+    /** Race check of `ranges` for an instruction of `pipe` starting at t; records them. */
+    void check_and_record(Core &c, int pipe, uint32_t pc, uint64_t t, const Range *ranges, int n,
+                          uint64_t read_until, uint64_t write_until);
+
+    // ---- Functional.cpp ----
+    /** Executes a scalar-unit instruction; returns its extra latency (cycles beyond issue). */
+    uint64_t exec_scalar(Core &c, const isa::Instr &in, uint32_t pc, uint64_t t, bool &branched);
+    /** Vector instruction: effect + cycle cost; fills ranges (up to 3) for the race check. */
+    uint64_t exec_vector(Core &c, const isa::Instr &in, const Queued &q, Range *ranges, int &nr,
+                         uint64_t &conflict_cycles, int64_t &bytes);
+    uint64_t exec_mmad(Core &c, const isa::Instr &in, const Queued &q, Range *ranges, int &nr, int64_t &bytes);
+    DmaCost exec_dma(Core &c, const isa::Instr &in, const Queued &q, Range *ranges, int &nr);
+};
+
+/** VREQUANT of one element (docs/isa-semantics.md): sat(round_half_away(a*mult / 2^shift) + zp). */
+int32_t requantize(int32_t a, int32_t mult, int shift, int32_t zp, DType out);
+/** A "pc N (MNEMONIC)" tag for messages. */
+std::string instr_tag(uint32_t pc, const isa::Instr &in);
+/** Cost-table name of a vector op ("add", "exp", "ln", ...). */
+const char *vector_cost_name(isa::Op op);
+int pipe_of_instr(const Machine &m, const isa::Instr &in); // internal pipe id
+bool is_scalar_op(isa::Op op);
+
+} // namespace tessel::sim::detail
+
+#endif
