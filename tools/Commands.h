@@ -26,6 +26,8 @@ struct GlobalOptions {
 
 Command add_list_command(CLI::App &root, GlobalOptions &g);
 Command add_demo_command(CLI::App &root, GlobalOptions &g);
+Command add_compile_command(CLI::App &root, GlobalOptions &g);
+Command add_run_command(CLI::App &root, GlobalOptions &g);
 
 } // namespace tessel::cli
 

@@ -19,6 +19,8 @@ int main(int argc, char **argv) {
     std::vector<cli::Command> commands;
     commands.push_back(cli::add_list_command(app, global));
     commands.push_back(cli::add_demo_command(app, global));
+    commands.push_back(cli::add_compile_command(app, global));
+    commands.push_back(cli::add_run_command(app, global));
 
     try {
         app.parse(argc, argv);

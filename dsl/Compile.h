@@ -1,0 +1,87 @@
+#ifndef TESSEL_DSL_COMPILE_H
+#define TESSEL_DSL_COMPILE_H
+
+// The compile facade: what the IDE, the CLI, the tuner and the database call.
+// Halide-free and Qt-free: requests and results are plain values, and a user
+// error (a bad schedule, parameter, generator or arch) is an Error diagnostic
+// in the result, never an exception.
+
+#include "dsl/GeneratorInfo.h"
+#include "dsl/ScheduleSpec.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tessel {
+
+struct CompileRequest {
+    std::string generator;
+    ParamMap params;            // overrides of the generator's defaults
+    ScheduleSpec schedule;
+    std::string arch = "ascend-like"; // a preset name or a path to an ArchSpec JSON file
+    std::vector<std::string> emit;    // what the caller will print: stmt, loopnest, cpp, json (all are filled)
+};
+
+struct Diagnostic {
+    enum Severity { Error, Warning, Note };
+    Severity severity = Error;
+    std::string message;
+    std::string directive_id;   // "" when no directive is to blame
+    int directive_index = -1;
+};
+
+/** "error", "warning", "note". */
+const char *severity_name(Diagnostic::Severity s);
+
+struct CompileResult {
+    bool ok = false;
+    std::vector<Diagnostic> diagnostics;
+    ParamMap params;            // resolved (defaults + overrides)
+    std::string arch_name;
+    std::string stmt_text;      // Halide's lowered Stmt
+    std::string loop_nest;      // indented loops, allocations, stores
+    std::string cpp_text;       // the schedule as C++ builder calls
+    std::string json_text;      // the schedule as canonical JSON
+    std::string schedule_hash;  // FNV-1a 64 of json_text
+    double compile_ms = 0;      // build pipeline + apply + lower (+ backend)
+    // ---- filled by the NPU backend (npu_target/lower) when it is plugged in ----
+    // program, asm text, tiling plan, buffer lifetimes.
+};
+
+/** Compiles `req`; never throws for user errors. */
+CompileResult compile(const CompileRequest &req);
+
+struct RunReport {
+    std::string generator;
+    ParamMap params;            // resolved
+    std::string arch;           // ArchSpec name
+    std::string schedule_hash;
+    bool verified = false;      // scheduled output == reference (within the tolerance)
+    double max_abs_error = 0;
+    double compile_ms = 0;
+    uint64_t seed = 0;
+    std::string comparison;     // "exact (int32)" or "|got - want| <= 1e-4 + 1e-4 * |want| (fp32)", and the result
+    std::vector<Diagnostic> diagnostics;
+    // ---- filled by the NPU path when it lands (absent from the JSON until then) ----
+    std::optional<int64_t> cycles;
+    std::optional<int64_t> t_phys_cycles;
+    std::optional<double> efficiency;           // t_phys_cycles / cycles
+    std::optional<std::string> binding_resource;
+    std::map<std::string, double> pipes;        // pipe name -> busy %, empty = absent
+};
+
+/** Compiles `req`, then runs the scheduled pipeline and the unscheduled one (the
+ * reference) on the CPU through Halide's JIT on the same random inputs (from
+ * `seed`) and compares them: integers exactly, floats within 1e-4 absolute +
+ * 1e-4 relative (|got - want| <= 1e-4 + 1e-4 * |want|). A user error gives verified=false and an Error diagnostic. */
+RunReport run(const CompileRequest &req, uint64_t seed);
+
+/** The stable run-report JSON (issue 4): one object, keys in a fixed order. */
+std::string run_report_json(const RunReport &r);
+
+} // namespace tessel
+
+#endif

@@ -1,0 +1,136 @@
+// tessel compile: a generator + a schedule (JSON) + an arch -> the lowered Stmt,
+// the loop nest, the schedule as C++ and as canonical JSON (what --emit asks for),
+// on stdout or as files in -o DIR. Diagnostics go to stderr.
+#include "tools/Commands.h"
+
+#include "tools/CompileArgs.h"
+#include "npu_target/common/Error.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+namespace tessel::cli {
+
+namespace {
+
+struct CompileOptions {
+    std::string generator;
+    std::string params;
+    std::string schedule;
+    std::string arch = "ascend-like";
+    std::string emit = "stmt";
+    std::string out_dir;
+};
+
+const std::vector<std::pair<std::string, std::string>> &emit_kinds() {
+    static const std::vector<std::pair<std::string, std::string>> k = {
+        {"stmt", "stmt.txt"}, {"loopnest", "loopnest.txt"}, {"cpp", "schedule.cpp"}, {"json", "schedule.json"}};
+    return k;
+}
+
+std::vector<std::string> split_list(const std::string &s) {
+    std::vector<std::string> out;
+    size_t pos = 0;
+    while (pos <= s.size()) {
+        size_t c = s.find(',', pos);
+        std::string item = s.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
+        if (!item.empty()) {
+            out.push_back(item);
+        }
+        if (c == std::string::npos) {
+            break;
+        }
+        pos = c + 1;
+    }
+    return out;
+}
+
+const std::string &emitted(const CompileResult &r, const std::string &kind) {
+    if (kind == "stmt") {
+        return r.stmt_text;
+    }
+    if (kind == "loopnest") {
+        return r.loop_nest;
+    }
+    if (kind == "cpp") {
+        return r.cpp_text;
+    }
+    return r.json_text;
+}
+
+} // namespace
+
+CompileRequest make_request(const std::string &generator, const std::string &params, const std::string &schedule,
+                            const std::string &arch) {
+    CompileRequest req;
+    req.generator = generator;
+    req.params = parse_params(params);
+    if (!schedule.empty()) {
+        req.schedule = load_schedule(schedule);
+    }
+    req.arch = arch;
+    return req;
+}
+
+void print_diagnostics(const std::vector<Diagnostic> &diags) {
+    for (const auto &d : diags) {
+        std::cerr << "tessel: " << severity_name(d.severity) << ": " << d.message << "\n";
+    }
+}
+
+Command add_compile_command(CLI::App &root, GlobalOptions &) {
+    auto o = std::make_shared<CompileOptions>();
+    Command c;
+    c.app = root.add_subcommand("compile", "Apply a schedule to a generator and lower it; print what --emit names");
+    c.app->add_option("-g,--generator", o->generator, "generator name (see `tessel list`)")->required();
+    c.app->add_option("-p,--params", o->params, "generator parameters K=V[,K=V...]");
+    c.app->add_option("--schedule", o->schedule, "schedule JSON file (docs/schedule-format.md); none = Halide's default");
+    c.app->add_option("--arch", o->arch, "arch preset (ascend-like, gemmini-like, auto-int8) or ArchSpec JSON file")
+        ->capture_default_str();
+    c.app->add_option("--emit", o->emit, "comma-separated: stmt, loopnest, cpp, json")->capture_default_str();
+    c.app->add_option("-o,--out-dir", o->out_dir, "write stmt.txt, loopnest.txt, schedule.cpp, schedule.json here "
+                                                  "instead of stdout");
+    c.run = [o] {
+        std::vector<std::string> emit = split_list(o->emit);
+        for (const auto &e : emit) {
+            bool known = false;
+            for (const auto &k : emit_kinds()) {
+                known = known || k.first == e;
+            }
+            if (!known) {
+                user_error("--emit: unknown output '", e, "'; known: stmt, loopnest, cpp, json");
+            }
+        }
+        CompileRequest req = make_request(o->generator, o->params, o->schedule, o->arch);
+        req.emit = emit;
+        CompileResult r = compile(req);
+        print_diagnostics(r.diagnostics);
+        if (!r.ok) {
+            return 1;
+        }
+        for (const auto &k : emit_kinds()) {
+            if (std::find(emit.begin(), emit.end(), k.first) == emit.end()) {
+                continue;
+            }
+            if (o->out_dir.empty()) {
+                std::cout << emitted(r, k.first);
+                continue;
+            }
+            std::filesystem::create_directories(o->out_dir);
+            std::string path = (std::filesystem::path(o->out_dir) / k.second).string();
+            std::ofstream f(path);
+            f << emitted(r, k.first);
+            if (!f) {
+                user_error("cannot write ", path);
+            }
+            std::cerr << "wrote " << path << "\n";
+        }
+        return 0;
+    };
+    return c;
+}
+
+} // namespace tessel::cli
