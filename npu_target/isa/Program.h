@@ -85,7 +85,8 @@ struct Provenance {
 /** One decoded instruction. Unused fields are 0. Fields by class:
  *  scalar:  rd, ra, rb, rc, imm (LD/ST: level, dtype)
  *  DMA:     engine, dst_level, src_level, ra = dst address reg, rb = src address reg, desc
- *  vector:  dtype (dtype2 for VCAST), ra = dst addr reg, rb = src0 addr reg (or scalar reg for *S/VDUP),
+ *  vector:  dtype (dtype2 for VCAST), ra = dst addr reg, rb = src0 addr reg (or scalar reg for *S/VDUP;
+ *           *S ops then read a from rc),
  *           rc = src1 addr reg, rd = element-count register (elements per row; the last
  *           repeat of a row is masked), rows = repeat rows (>= 1), stride[0..2] = element strides of
  *           d, a, b within a row (0 = broadcast), row_stride[0..2] = element strides between rows,
@@ -111,7 +112,8 @@ struct Instr {
     ProvenanceId prov = 0;  // not part of the semantics
 };
 
-constexpr uint8_t kStackLevel = 255;
+constexpr uint8_t kStackLevel = 255; // LD/ST level: the scalar stack (ArchSpec::scalar.stack_bytes)
+constexpr uint8_t kConstLevel = 254; // LD level: Program::constants (read-only)
 
 /** A DMA descriptor: up to 4 dimensions (dim 0 innermost) of `count` elements
  * of `elem_bytes`, with byte strides on each side. Static; base addresses come
