@@ -1,0 +1,133 @@
+// Every SimError the simulator gives for a wrong program, with its message text.
+
+#include "SimTestUtil.h"
+
+using namespace tessel;
+using namespace tessel::test;
+
+namespace {
+
+const ArchSpec &ascend() {
+    static const ArchSpec a = load_arch("ascend-like");
+    return a;
+}
+
+std::string error_of(const isa::Program &p, std::vector<Tensor> args, sim::SimOptions opt = {}) {
+    try {
+        sim::simulate(p, ascend(), args, opt);
+    } catch (const sim::SimError &e) {
+        return e.what();
+    }
+    ADD_FAILURE() << "no SimError";
+    return "";
+}
+
+} // namespace
+
+TEST(SimErrors, DmaOutsideEveryArgumentBuffer) {
+    ProgramBuilder b(ascend());
+    b.arg("in", DType::UInt8, {1024});
+    b.li(10, 0);
+    b.addi(11, 1, 512); // 512 + 1024 > 1024
+    b.dma("MTE2", "UB", "GM", 10, 11, b.desc_contig(1024));
+    b.end();
+    std::string msg = error_of(b.p, {Tensor("in", DType::UInt8, {1024})});
+    EXPECT_NE(msg.find("memory protection: core 0 pc 2 (dma) accesses GM [0x10200, 0x10600) (1024 bytes): "
+                       "outside every argument buffer"),
+              std::string::npos)
+        << msg;
+}
+
+TEST(SimErrors, VectorAccessOutsideItsLevel) {
+    ProgramBuilder b(ascend());
+    b.li(2, 196608 - 128);
+    b.li(5, 128);
+    b.vec(Op::VDUP, DType::FP16, 2, 0, 0, 5);
+    b.end();
+    std::string msg = error_of(b.p, {});
+    EXPECT_NE(msg.find("memory protection: core 0 pc 2 (vdup) accesses UB [0x2ff80, 0x30080) (256 bytes): UB has "
+                       "196608 bytes"),
+              std::string::npos)
+        << msg;
+}
+
+TEST(SimErrors, MissingFlagIsReportedAsARace) {
+    ProgramBuilder b(ascend());
+    b.arg("in", DType::FP16, {128});
+    b.li(10, 0);
+    b.li(11, 4096);
+    b.li(20, 128);
+    b.dma("MTE2", "UB", "GM", 10, 1, b.desc_contig(256));
+    // missing: set_flag/wait_flag MTE2 -> V
+    b.vec(Op::VADD, DType::FP16, 11, 10, 10, 20);
+    b.end();
+    std::string msg = error_of(b.p, {Tensor("in", DType::FP16, {128})});
+    EXPECT_NE(msg.find("race on core 0 at cycle 4: pc 4 (vadd) on pipe V reads UB [0x0, 0x100) while pc 3 (dma) on "
+                       "pipe MTE2 is still writing it (until cycle 575); add set_flag/wait_flag between MTE2 and V"),
+              std::string::npos)
+        << msg;
+    // With the race check off the program runs (on whatever the UB held).
+    sim::SimOptions off;
+    off.check_races = false;
+    std::vector<Tensor> args{Tensor("in", DType::FP16, {128})};
+    EXPECT_NO_THROW(sim::simulate(b.p, ascend(), args, off));
+}
+
+TEST(SimErrors, WaitWithoutSetIsADeadlock) {
+    ProgramBuilder b(ascend());
+    b.li(2, 0);
+    b.li(5, 16);
+    b.flag(Op::WAIT_FLAG, Pipe::MTE2, Pipe::V, 3);
+    b.vec(Op::VDUP, DType::FP32, 2, 0, 0, 5);
+    b.end();
+    std::string msg = error_of(b.p, {});
+    EXPECT_NE(msg.find("deadlock at cycle 4: no pipe can make progress"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("core 0 S: at pc 4 (end), waiting for the pipes to drain"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("core 0 V: queue 2/32, head pc 2 (wait_flag) waits for flag MTE2->V #3, which nothing will "
+                       "set"),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("core 0 MTE2: queue 0/32, idle"), std::string::npos) << msg;
+}
+
+TEST(SimErrors, CycleOfWaitsIsADeadlock) {
+    ProgramBuilder b(ascend());
+    b.flag(Op::WAIT_FLAG, Pipe::MTE2, Pipe::V, 0);
+    b.flag(Op::SET_FLAG, Pipe::V, Pipe::MTE2, 0);
+    b.flag(Op::WAIT_FLAG, Pipe::V, Pipe::MTE2, 0);
+    b.flag(Op::SET_FLAG, Pipe::MTE2, Pipe::V, 0);
+    b.end();
+    std::string msg = error_of(b.p, {});
+    EXPECT_NE(msg.find("head pc 0 (wait_flag) waits for flag MTE2->V #0"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("head pc 2 (wait_flag) waits for flag V->MTE2 #0"), std::string::npos) << msg;
+}
+
+TEST(SimErrors, EdgeTheEngineDoesNotHave) {
+    ProgramBuilder b(ascend());
+    b.li(10, 0);
+    b.dma("MTE2", "L0A", "UB", 10, 10, b.desc_contig(64));
+    b.end();
+    EXPECT_NE(error_of(b.p, {}).find("core 0 pc 1 (dma): engine MTE2 has no edge UB->L0A"), std::string::npos);
+}
+
+TEST(SimErrors, MaxCyclesStopsARunawayLoop) {
+    ProgramBuilder b(ascend());
+    Instr j;
+    j.op = Op::JMP;
+    j.imm = 0;
+    b.emit(j);
+    sim::SimOptions opt;
+    opt.max_cycles = 1000;
+    EXPECT_NE(error_of(b.p, {}, opt).find("simulation exceeded max_cycles = 1000 on core 0 at pc 0 (jmp)"),
+              std::string::npos);
+}
+
+TEST(SimErrors, WrongArguments) {
+    ProgramBuilder b(ascend());
+    b.arg("in", DType::FP16, {16});
+    b.end();
+    EXPECT_NE(error_of(b.p, {}).find("takes 1 arguments, 0 were given"), std::string::npos);
+    EXPECT_NE(error_of(b.p, {Tensor("in", DType::FP32, {16})})
+                  .find("argument 0 ('in') must be fp16 of 32 bytes; got fp32 of 64 bytes"),
+              std::string::npos);
+}
