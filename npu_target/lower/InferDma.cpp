@@ -18,22 +18,34 @@ private:
     nir::NpuModule &m_;
     using IRMutator::visit;
 
+    std::vector<std::string> funcs_;
+
     Stmt visit(const ProducerConsumer *op) override {
         if (!op->is_producer) {
             return IRMutator::visit(op);
         }
+        funcs_.push_back(op->name);
         std::string why;
-        auto copy = match_copy(op->body, &why);
-        if (copy) {
-            Stmt dma = make_dma(*copy, op->name, why);
-            if (dma.defined()) {
-                return ProducerConsumer::make(op->name, true, dma);
-            }
+        Stmt body;
+        if (auto copy = match_copy(op->body, &why)) {
+            body = make_dma(*copy, op->name, why);
         }
-        if (!why.empty()) {
-            m_.diagnostics.push_back({BackendDiagnostic::Severity::Note, "Func " + op->name + " is not a DMA copy: " + why,
-                                      m_.schedule.provenance.count(op->name) ? m_.schedule.provenance.at(op->name) : "",
-                                      op->name});
+        if (!body.defined()) {
+            body = mutate(op->body);
+        }
+        funcs_.pop_back();
+        return ProducerConsumer::make(op->name, true, body);
+    }
+
+    // A loop nest anywhere (e.g. the copy of an on-chip tile into the output
+    // inside the tile loop) that is a pure copy.
+    Stmt visit(const For *op) override {
+        std::string why;
+        if (auto copy = match_copy(op, &why)) {
+            Stmt dma = make_dma(*copy, funcs_.empty() ? copy->dst : funcs_.back(), why);
+            if (dma.defined()) {
+                return dma;
+            }
         }
         return IRMutator::visit(op);
     }

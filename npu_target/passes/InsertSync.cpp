@@ -139,7 +139,18 @@ private:
         return with_syncs(order(a), s);
     }
 
-    Stmt visit(const Evaluate *op) override { return with_syncs(order(accesses_of(m_, op)), op); }
+    Stmt visit(const Evaluate *op) override {
+        Accesses a = accesses_of(m_, op);
+        std::vector<Stmt> syncs;
+        if (!a.scalar_reads.empty()) {
+            Accesses s;
+            s.reads = a.scalar_reads;
+            syncs = order(s);
+        }
+        std::vector<Stmt> more = order(a);
+        syncs.insert(syncs.end(), more.begin(), more.end());
+        return with_syncs(syncs, op);
+    }
     Stmt visit(const Store *op) override { return with_syncs(order(accesses_of(m_, op)), op); }
     Stmt visit(const LetStmt *op) override {
         std::vector<Stmt> syncs;
@@ -193,12 +204,18 @@ Accesses accesses_of(const nir::NpuModule &m, const Stmt &leaf) {
     Accesses a;
     if (auto d = nir::as_dma(leaf)) {
         a.pipe = nir::pipe_of_engine(*m.arch, d->engine);
+        a.scalar_reads = loads_in(d->dst.index);
+        append(a.scalar_reads, loads_in(d->src.index));
         a.reads = {d->src.buffer};
         a.writes = {d->dst.buffer};
         return a;
     }
     if (auto v = nir::as_vec(leaf)) {
         a.pipe = Pipe::V;
+        a.scalar_reads = loads_in(v->dst.index);
+        append(a.scalar_reads, loads_in(v->a.index));
+        append(a.scalar_reads, loads_in(v->b.index));
+        append(a.scalar_reads, loads_in(v->scalar));
         if (!v->a.buffer.empty()) {
             a.reads.push_back(v->a.buffer);
         }
@@ -213,6 +230,9 @@ Accesses accesses_of(const nir::NpuModule &m, const Stmt &leaf) {
     }
     if (auto mm = nir::as_mmad(leaf)) {
         a.pipe = Pipe::M;
+        a.scalar_reads = loads_in(mm->c.index);
+        append(a.scalar_reads, loads_in(mm->a.index));
+        append(a.scalar_reads, loads_in(mm->b.index));
         a.reads = {mm->a.buffer, mm->b.buffer};
         if (!mm->init) {
             a.reads.push_back(mm->c.buffer);

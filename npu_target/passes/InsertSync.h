@@ -27,6 +27,7 @@ nir::NpuModule insert_sync(const nir::NpuModule &m);
 struct Accesses {
     isa::Pipe pipe = isa::Pipe::S;
     std::vector<std::string> reads, writes;
+    std::vector<std::string> scalar_reads; // loads the front end does to compute the operands (addresses, scalars)
 };
 Accesses accesses_of(const nir::NpuModule &m, const Halide::Internal::Stmt &leaf);
 

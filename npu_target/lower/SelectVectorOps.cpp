@@ -1,0 +1,336 @@
+#include "npu_target/lower/SelectVectorOps.h"
+
+#include "npu_target/common/Error.h"
+
+#include <algorithm>
+
+namespace tessel {
+
+using namespace Halide;
+using namespace Halide::Internal;
+using isa::Op;
+
+namespace {
+
+std::optional<DType> dtype_of_type(const Type &t) {
+    Type e = t.element_of();
+    if (e == Int(8)) return DType::Int8;
+    if (e == UInt(8)) return DType::UInt8;
+    if (e == Int(16)) return DType::Int16;
+    if (e == Int(32)) return DType::Int32;
+    if (e == Float(16)) return DType::FP16;
+    if (e == BFloat(16)) return DType::BF16;
+    if (e == Float(32)) return DType::FP32;
+    return std::nullopt;
+}
+
+// A vector operand: a strided run in a buffer, or a scalar to broadcast.
+struct Operand {
+    bool is_scalar = false;
+    Expr scalar;
+    nir::BufRef ref;
+    int32_t stride = 1;
+};
+
+class Selector {
+public:
+    Selector(nir::NpuModule &m, const std::string &func, int lanes) : m_(m), func_(func), lanes_(lanes) {}
+
+    // Emits the ops computing `value` into dst; false (with why) if unsupported.
+    bool build(const Expr &value, const nir::BufRef &dst, int32_t dst_stride, std::string &why) {
+        ops_.clear();
+        temps_.clear();
+        if (!supported(value, why)) {
+            return false;
+        }
+        Operand out;
+        out.ref = dst;
+        out.stride = dst_stride;
+        emit(value, &out);
+        return true;
+    }
+    Stmt result(const Stmt &) const {
+        Stmt s = Block::make(ops_);
+        for (auto it = temps_.rbegin(); it != temps_.rend(); ++it) {
+            s = Allocate::make(it->first, it->second, MemoryType::Auto, {make_const(Int(32), lanes_)}, const_true(), s);
+        }
+        return s;
+    }
+
+private:
+    nir::NpuModule &m_;
+    std::string func_;
+    int lanes_;
+    std::vector<Stmt> ops_;
+    std::vector<std::pair<std::string, Type>> temps_;
+
+    bool in_vector_level(const std::string &buf) const {
+        auto it = m_.buffers.find(buf);
+        return it != m_.buffers.end() && it->second.level == m_.arch->vector.level;
+    }
+    bool dtype_ok(const Type &t, std::string &why) const {
+        auto d = dtype_of_type(t);
+        const auto &dts = m_.arch->vector.dtypes;
+        if (!d || (!dts.empty() && std::find(dts.begin(), dts.end(), *d) == dts.end())) {
+            std::ostringstream os;
+            os << "the vector unit of " << m_.arch->name << " does not compute on " << t.element_of();
+            why = os.str();
+            return false;
+        }
+        return true;
+    }
+    bool supported(const Expr &e, std::string &why) const {
+        if (e.type().is_scalar()) {
+            return true; // evaluated on the scalar unit and broadcast
+        }
+        if (!dtype_ok(e.type(), why)) {
+            return false;
+        }
+        if (const Broadcast *b = e.as<Broadcast>()) {
+            return supported(b->value, why);
+        }
+        if (const Load *l = e.as<Load>()) {
+            if (!is_const_one(l->predicate)) {
+                why = "predicated load from " + l->name;
+                return false;
+            }
+            if (!in_vector_level(l->name)) {
+                why = "load from " + l->name + ", which is not in the vector unit's level " + m_.arch->vector.level;
+                return false;
+            }
+            const Ramp *r = l->index.as<Ramp>();
+            const Broadcast *b = l->index.as<Broadcast>();
+            if (r && as_const_int(r->stride)) {
+                return true;
+            }
+            if (b && b->value.type().is_scalar()) {
+                return true;
+            }
+            why = "gather load from " + l->name;
+            return false;
+        }
+        if (const Cast *c = e.as<Cast>()) {
+            return dtype_ok(c->value.type(), why) && supported(c->value, why);
+        }
+        if (const Call *c = e.as<Call>()) {
+            if ((c->name == "exp_f32" || c->name == "log_f32" || c->name == "sqrt_f32") && c->args.size() == 1) {
+                return supported(c->args[0], why);
+            }
+            why = "call to " + c->name;
+            return false;
+        }
+        const Add *add = e.as<Add>();
+        const Sub *sub = e.as<Sub>();
+        const Mul *mul = e.as<Mul>();
+        const Div *div = e.as<Div>();
+        const Min *mn = e.as<Min>();
+        const Max *mx = e.as<Max>();
+        if (div && !e.type().is_float()) {
+            why = "integer vector division";
+            return false;
+        }
+        Expr a, b;
+        if (add) a = add->a, b = add->b;
+        else if (sub) a = sub->a, b = sub->b;
+        else if (mul) a = mul->a, b = mul->b;
+        else if (div) a = div->a, b = div->b;
+        else if (mn) a = mn->a, b = mn->b;
+        else if (mx) a = mx->a, b = mx->b;
+        else {
+            std::ostringstream os;
+            os << "vector expression " << e << " has no vector instruction";
+            why = os.str();
+            return false;
+        }
+        return supported(a, why) && supported(b, why);
+    }
+
+    Operand temp(const Type &t) {
+        std::string name = func_ + ".vtmp" + std::to_string(m_.buffers.size());
+        nir::BufferInfo b;
+        b.name = name;
+        b.type = t.element_of();
+        b.elems = lanes_;
+        b.level = m_.arch->vector.level;
+        m_.buffers[name] = b;
+        temps_.emplace_back(name, t.element_of());
+        Operand o;
+        o.ref = {name, make_zero(Int(32))};
+        o.stride = 1;
+        return o;
+    }
+    void push(const nir::VecOp &v) { ops_.push_back(v.make()); }
+    nir::VecOp base(Op op, const Type &t, const Operand &dst) {
+        nir::VecOp v;
+        v.op = op;
+        v.dtype = *dtype_of_type(t);
+        v.dtype2 = v.dtype;
+        v.dst = dst.ref;
+        v.stride[0] = dst.stride;
+        v.n = lanes_;
+        v.prov = m_.provenance_id(func_, "");
+        return v;
+    }
+    // A vector operand (in a buffer) for e; scalars are broadcast with VDUP.
+    Operand vector_operand(const Expr &e) {
+        Operand o = operand(e);
+        if (!o.is_scalar) {
+            return o;
+        }
+        Operand t = temp(e.type().with_lanes(lanes_));
+        nir::VecOp v = base(Op::VDUP, e.type(), t);
+        v.scalar = o.scalar;
+        push(v);
+        return t;
+    }
+    Operand operand(const Expr &e) {
+        if (e.type().is_scalar()) {
+            Operand o;
+            o.is_scalar = true;
+            o.scalar = e;
+            return o;
+        }
+        if (const Broadcast *b = e.as<Broadcast>()) {
+            if (b->value.type().is_scalar()) {
+                return operand(b->value);
+            }
+        }
+        if (const Load *l = e.as<Load>()) {
+            Operand o;
+            if (const Ramp *r = l->index.as<Ramp>()) {
+                o.ref = {l->name, r->base};
+                o.stride = static_cast<int32_t>(*as_const_int(r->stride));
+            } else {
+                o.ref = {l->name, l->index.as<Broadcast>()->value};
+                o.stride = 0;
+            }
+            return o;
+        }
+        Operand t = temp(e.type());
+        emit(e, &t);
+        return t;
+    }
+    void emit(const Expr &e, const Operand *dst) {
+        const Type &t = e.type();
+        if (e.as<Load>() || e.as<Broadcast>()) {
+            Operand a = operand(e);
+            nir::VecOp v = base(a.is_scalar ? Op::VDUP : Op::VMOV, t, *dst);
+            if (a.is_scalar) {
+                v.scalar = a.scalar;
+            } else {
+                v.a = a.ref;
+                v.stride[1] = a.stride;
+            }
+            push(v);
+            return;
+        }
+        if (const Cast *c = e.as<Cast>()) {
+            Operand a = vector_operand(c->value);
+            nir::VecOp v = base(Op::VCAST, c->value.type(), *dst);
+            v.dtype2 = *dtype_of_type(t);
+            v.a = a.ref;
+            v.stride[1] = a.stride;
+            push(v);
+            return;
+        }
+        if (const Call *c = e.as<Call>()) {
+            Op op = c->name == "exp_f32" ? Op::VEXP : c->name == "log_f32" ? Op::VLOG : Op::VSQRT;
+            Operand a = vector_operand(c->args[0]);
+            nir::VecOp v = base(op, t, *dst);
+            v.a = a.ref;
+            v.stride[1] = a.stride;
+            push(v);
+            return;
+        }
+        Op vop = Op::VADD, sop = Op::NOP;
+        Expr a, b;
+        bool commutes = true;
+        if (const Add *x = e.as<Add>()) vop = Op::VADD, sop = Op::VADDS, a = x->a, b = x->b;
+        else if (const Sub *x = e.as<Sub>()) vop = Op::VSUB, a = x->a, b = x->b, commutes = false;
+        else if (const Mul *x = e.as<Mul>()) vop = Op::VMUL, sop = Op::VMULS, a = x->a, b = x->b;
+        else if (const Div *x = e.as<Div>()) vop = Op::VDIV, a = x->a, b = x->b, commutes = false;
+        else if (const Min *x = e.as<Min>()) vop = Op::VMIN, sop = Op::VMINS, a = x->a, b = x->b;
+        else if (const Max *x = e.as<Max>()) vop = Op::VMAX, sop = Op::VMAXS, a = x->a, b = x->b;
+        Operand oa = operand(a), ob = operand(b);
+        if (commutes && oa.is_scalar && !ob.is_scalar) {
+            std::swap(oa, ob);
+        }
+        if (sop != Op::NOP && ob.is_scalar && !oa.is_scalar) {
+            nir::VecOp v = base(sop, t, *dst);
+            v.a = oa.ref;
+            v.stride[1] = oa.stride;
+            v.scalar = ob.scalar;
+            push(v);
+            return;
+        }
+        if (oa.is_scalar) {
+            oa = vector_operand(oa.scalar);
+        }
+        if (ob.is_scalar) {
+            ob = vector_operand(ob.scalar);
+        }
+        nir::VecOp v = base(vop, t, *dst);
+        v.a = oa.ref;
+        v.stride[1] = oa.stride;
+        v.b = ob.ref;
+        v.stride[2] = ob.stride;
+        push(v);
+    }
+};
+
+class SelectStores : public IRMutator {
+public:
+    explicit SelectStores(nir::NpuModule &m) : m_(m) {}
+
+private:
+    nir::NpuModule &m_;
+    std::vector<std::string> funcs_;
+    using IRMutator::visit;
+
+    Stmt visit(const ProducerConsumer *op) override {
+        if (op->is_producer) {
+            funcs_.push_back(op->name);
+        }
+        Stmt s = IRMutator::visit(op);
+        if (op->is_producer) {
+            funcs_.pop_back();
+        }
+        return s;
+    }
+    Stmt visit(const Store *op) override {
+        const int lanes = op->value.type().lanes();
+        if (lanes == 1) {
+            return op;
+        }
+        std::string func = funcs_.empty() ? op->name : funcs_.back();
+        std::string why;
+        auto dst = m_.buffers.find(op->name);
+        const Ramp *r = op->index.as<Ramp>();
+        if (dst == m_.buffers.end() || dst->second.level != m_.arch->vector.level) {
+            why = "it stores to " + op->name + ", which is not in the vector unit's level " + m_.arch->vector.level;
+        } else if (!is_const_one(op->predicate)) {
+            why = "the store is predicated";
+        } else if (!r || !as_const_int(r->stride)) {
+            why = "the store is a scatter";
+        } else {
+            Selector sel(m_, func, lanes);
+            if (sel.build(op->value, {op->name, r->base}, static_cast<int32_t>(*as_const_int(r->stride)), why)) {
+                return sel.result(op);
+            }
+        }
+        m_.diagnostics.push_back({BackendDiagnostic::Severity::Note,
+                                  "a vector store in Func " + func + " stays scalar code: " + why,
+                                  m_.schedule.provenance.count(func) ? m_.schedule.provenance.at(func) : "", func});
+        return op;
+    }
+};
+
+} // namespace
+
+nir::NpuModule select_vector_ops(const nir::NpuModule &m) {
+    nir::NpuModule r = m;
+    r.body = SelectStores(r).mutate(m.body);
+    return r;
+}
+
+} // namespace tessel

@@ -1,0 +1,34 @@
+#ifndef TESSEL_TESTS_BACKEND_NPUHARNESS_H
+#define TESSEL_TESTS_BACKEND_NPUHARNESS_H
+
+// Differential testing of the NPU backend: the same generator and params run
+// (1) unscheduled on the CPU through Halide's JIT (the reference) and (2) with a
+// schedule through lower_pipeline -> run_backend -> simulate, on the same fresh
+// random inputs, with the NPU outputs poisoned before the run.
+
+#include "dsl/GeneratorInfo.h"
+#include "dsl/ScheduleSpec.h"
+#include "npu_target/common/Tensor.h"
+#include "npu_target/passes/PassRunner.h"
+#include "npu_target/sim/Simulator.h"
+
+#include <string>
+
+namespace tessel::test {
+
+struct NpuRun {
+    Comparison cmp;
+    sim::SimReport report;
+    BackendResult backend;
+    uint64_t seed = 0;
+};
+
+NpuRun run_npu(const std::string &generator, const ParamMap &params, const ScheduleSpec &schedule,
+               const std::string &arch, uint64_t seed, double atol = 0, double rtol = 0);
+
+/** A fresh seed from std::random_device (printed by failing tests). */
+uint64_t fresh_seed();
+
+} // namespace tessel::test
+
+#endif
