@@ -26,6 +26,10 @@ struct GlobalOptions {
 
 Command add_list_command(CLI::App &root, GlobalOptions &g);
 Command add_demo_command(CLI::App &root, GlobalOptions &g);
+Command add_arch_command(CLI::App &root, GlobalOptions &g);
+Command add_asm_command(CLI::App &root, GlobalOptions &g);
+Command add_disasm_command(CLI::App &root, GlobalOptions &g);
+Command add_isa_command(CLI::App &root, GlobalOptions &g);
 Command add_compile_command(CLI::App &root, GlobalOptions &g);
 Command add_run_command(CLI::App &root, GlobalOptions &g);
 

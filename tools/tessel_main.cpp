@@ -19,6 +19,10 @@ int main(int argc, char **argv) {
     std::vector<cli::Command> commands;
     commands.push_back(cli::add_list_command(app, global));
     commands.push_back(cli::add_demo_command(app, global));
+    commands.push_back(cli::add_arch_command(app, global));
+    commands.push_back(cli::add_asm_command(app, global));
+    commands.push_back(cli::add_disasm_command(app, global));
+    commands.push_back(cli::add_isa_command(app, global));
     commands.push_back(cli::add_compile_command(app, global));
     commands.push_back(cli::add_run_command(app, global));
 
