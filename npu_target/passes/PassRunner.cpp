@@ -4,6 +4,7 @@
 #include "npu_target/lower/InferDma.h"
 #include "npu_target/lower/PlaceBuffers.h"
 #include "npu_target/lower/SelectVectorOps.h"
+#include "npu_target/lower/Tensorize.h"
 #include "npu_target/lower/Specialize.h"
 #include "npu_target/passes/AllocateBuffers.h"
 #include "npu_target/passes/InsertSync.h"
@@ -26,6 +27,7 @@ const std::vector<Pass> &pass_table() {
         {{"specialize", "argument shapes become constants; asserts go; intrinsics lowered; simplified"}, specialize},
         {{"place_buffers", "each argument in GM, each allocation in its stage/accumulate_in level"}, place_buffers},
         {{"infer_dma", "staging-copy loop nests become DMA descriptors on the edge's engine"}, infer_dma},
+        {{"tensorize", "matrix-product loop nests marked by tensorize become MMAD on the matrix unit"}, tensorize},
         {{"select_vector_ops", "vector stores in the vector level become vector-unit operations"}, select_vector_ops},
         {{"allocate_buffers", "byte offsets per level with lifetimes; overflow is an error"}, allocate_buffers},
         {{"insert_sync", "set_flag/wait_flag and barriers for every cross-pipe dependency"}, insert_sync},

@@ -1,0 +1,307 @@
+#include "npu_target/lower/Tensorize.h"
+
+#include "npu_target/common/Error.h"
+
+namespace tessel {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+namespace {
+
+struct NestLoop {
+    std::string name;
+    Expr min;
+    int64_t extent;
+};
+
+std::string text(const Expr &e) {
+    std::ostringstream os;
+    os << e;
+    return os.str();
+}
+std::string text(const Stmt &s) {
+    std::ostringstream os;
+    os << s;
+    return os.str();
+}
+
+// Coefficient of var in an affine index (nullopt if not constant/linear).
+std::optional<int64_t> coeff(const Expr &index, const std::string &var) {
+    Expr d = simplify(substitute(var, make_one(Int(32)), index) - substitute(var, make_zero(Int(32)), index));
+    const int64_t *k = as_const_int(d);
+    if (!k) {
+        return std::nullopt;
+    }
+    return *k;
+}
+
+const Load *strip_cast_load(const Expr &e) {
+    if (const Cast *c = e.as<Cast>()) {
+        return c->value.as<Load>();
+    }
+    return e.as<Load>();
+}
+
+std::optional<DType> dtype_of(const Type &t) {
+    if (t == Int(8)) return DType::Int8;
+    if (t == UInt(8)) return DType::UInt8;
+    if (t == Int(16)) return DType::Int16;
+    if (t == Float(16)) return DType::FP16;
+    if (t == BFloat(16)) return DType::BF16;
+    if (t == Float(32)) return DType::FP32;
+    return std::nullopt;
+}
+
+class Tensorizer : public IRMutator {
+public:
+    Tensorizer(nir::NpuModule &m, const TensorizeRequest &req) : m_(m), req_(req) {}
+    bool done = false;
+
+private:
+    nir::NpuModule &m_;
+    const TensorizeRequest &req_;
+    bool in_func_ = false;
+    bool zero_init_ = false;
+    std::vector<NestLoop> reductions_; // enclosing reduction loops of the update
+    using IRMutator::visit;
+
+    std::string where() const {
+        return "directive " + req_.directive_id + " (tensorize " + req_.func.substr(0, req_.func.find('$')) + ".update(" +
+               std::to_string(req_.update) + "))";
+    }
+
+    Stmt visit(const ProducerConsumer *op) override {
+        if (!op->is_producer || op->name != req_.func) {
+            return IRMutator::visit(op);
+        }
+        in_func_ = true;
+        Stmt body = drop_zero_init(op->body);
+        body = mutate(body);
+        in_func_ = false;
+        if (!done) {
+            user_error(where(), ": no loop nest of ", req_.func, "'s update is a matrix product the matrix unit can run; "
+                       "expected three loops (m, n, k) around  C[i, j] = C[i, j] + cast(A[i, k]) * cast(B[k, j])  with "
+                       "A in ", m_.arch->matrix.a_level, ", B in ", m_.arch->matrix.b_level, ", C in ", m_.arch->matrix.c_level,
+                       "; found:\n", text(op->body));
+        }
+        return ProducerConsumer::make(op->name, true, body);
+    }
+
+    // Removes the leading nest that stores constant zero into the accumulator.
+    Stmt drop_zero_init(const Stmt &s) {
+        const Block *b = s.as<Block>();
+        if (!b) {
+            return s;
+        }
+        if (is_zero_nest(b->first)) {
+            zero_init_ = true;
+            return b->rest;
+        }
+        return Block::make(drop_zero_init(b->first), b->rest);
+    }
+    bool is_zero_nest(const Stmt &s) const {
+        Stmt x = s;
+        while (true) {
+            if (const For *f = x.as<For>()) {
+                x = f->body;
+            } else if (const LetStmt *l = x.as<LetStmt>()) {
+                x = l->body;
+            } else {
+                break;
+            }
+        }
+        const Store *st = x.as<Store>();
+        return st && st->name == req_.func && is_const_zero(st->value);
+    }
+
+    Stmt visit(const For *op) override {
+        if (!in_func_ || done) {
+            return IRMutator::visit(op);
+        }
+        Stmt mm = try_match(op);
+        if (mm.defined()) {
+            done = true;
+            return mm;
+        }
+        bool reduction = op->name.find('$') != std::string::npos &&
+                         op->name.find(".s" + std::to_string(req_.update + 1) + ".") != std::string::npos;
+        if (reduction) {
+            const int64_t *ext = as_const_int(op->extent);
+            reductions_.push_back({op->name, op->min, ext ? *ext : -1});
+        }
+        Stmt s = IRMutator::visit(op);
+        if (reduction) {
+            reductions_.pop_back();
+        }
+        return s;
+    }
+
+    Stmt try_match(const For *top) {
+        std::vector<NestLoop> loops;
+        std::vector<std::pair<std::string, Expr>> lets;
+        Stmt s = top;
+        while (true) {
+            if (const For *f = s.as<For>()) {
+                const int64_t *ext = as_const_int(f->extent);
+                if (!ext) {
+                    return Stmt();
+                }
+                loops.push_back({f->name, f->min, *ext});
+                s = f->body;
+            } else if (const LetStmt *l = s.as<LetStmt>()) {
+                lets.emplace_back(l->name, l->value);
+                s = l->body;
+            } else {
+                break;
+            }
+        }
+        if (loops.size() != 3) {
+            return Stmt();
+        }
+        const Store *st = s.as<Store>();
+        if (!st || st->name != req_.func || st->value.type().lanes() != 1) {
+            return Stmt();
+        }
+        const Add *add = st->value.as<Add>();
+        if (!add) {
+            return Stmt();
+        }
+        const Load *self = add->a.as<Load>();
+        const Mul *mul = add->b.as<Mul>();
+        if (!self || !mul || self->name != req_.func) {
+            return Stmt();
+        }
+        const Load *la = strip_cast_load(mul->a), *lb = strip_cast_load(mul->b);
+        if (!la || !lb) {
+            return Stmt();
+        }
+        Expr ic = st->index, is = self->index, ia = la->index, ib = lb->index;
+        for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
+            ic = substitute(it->first, it->second, ic);
+            is = substitute(it->first, it->second, is);
+            ia = substitute(it->first, it->second, ia);
+            ib = substitute(it->first, it->second, ib);
+        }
+        if (!can_prove(ic == is)) {
+            return Stmt();
+        }
+        // Classify the loops; swap A and B if the product is written B * A.
+        auto classify = [&](const Load *a, const Load *b, Expr xa, Expr xb, nir::MmadOp &op) -> bool {
+            const NestLoop *lm = nullptr, *ln = nullptr, *lk = nullptr;
+            int64_t cm_c = 0, cm_a = 0, cn_c = 0, cn_b = 0, ck_a = 0, ck_b = 0;
+            for (const NestLoop &l : loops) {
+                auto c_c = coeff(ic, l.name), c_a = coeff(xa, l.name), c_b = coeff(xb, l.name);
+                if (!c_c || !c_a || !c_b) {
+                    return false;
+                }
+                if (*c_c && *c_a && !*c_b) {
+                    lm = &l, cm_c = *c_c, cm_a = *c_a;
+                } else if (*c_c && *c_b && !*c_a) {
+                    ln = &l, cn_c = *c_c, cn_b = *c_b;
+                } else if (*c_a && *c_b && !*c_c) {
+                    lk = &l, ck_a = *c_a, ck_b = *c_b;
+                } else {
+                    return false;
+                }
+            }
+            if (!lm || !ln || !lk || cn_c != 1 || ck_a != 1 || cn_b != 1) {
+                return false;
+            }
+            op.m = static_cast<int>(lm->extent);
+            op.n = static_cast<int>(ln->extent);
+            op.k = static_cast<int>(lk->extent);
+            op.c_row = cm_c;
+            op.a_row = cm_a;
+            op.b_row = ck_b;
+            Expr c0 = ic, a0 = xa, b0 = xb;
+            for (const NestLoop &l : loops) {
+                c0 = substitute(l.name, l.min, c0);
+                a0 = substitute(l.name, l.min, a0);
+                b0 = substitute(l.name, l.min, b0);
+            }
+            op.c = {req_.func, simplify(c0)};
+            op.a = {a->name, simplify(a0)};
+            op.b = {b->name, simplify(b0)};
+            return true;
+        };
+        nir::MmadOp op;
+        if (!classify(la, lb, ia, ib, op)) {
+            if (!classify(lb, la, ib, ia, op)) {
+                return Stmt();
+            }
+            std::swap(la, lb);
+        }
+        check_operands(op, la->type, st->value.type(), top);
+        auto dt = dtype_of(la->type);
+        op.dtype = *dt;
+        op.prov = m_.provenance_id(req_.func, top->name);
+        if (!zero_init_) {
+            return op.make();
+        }
+        // The first reduction iteration overwrites the accumulator.
+        Expr first = const_true();
+        for (const NestLoop &r : reductions_) {
+            first = first && (Variable::make(Int(32), r.name) == r.min);
+        }
+        nir::MmadOp init = op;
+        init.init = true;
+        if (reductions_.empty()) {
+            return init.make();
+        }
+        return IfThenElse::make(simplify(first), init.make(), op.make());
+    }
+
+    void check_operands(const nir::MmadOp &op, const Type &in_t, const Type &acc_t, const For *top) {
+        const MatrixUnit &mu = m_.arch->matrix;
+        auto dt = dtype_of(in_t);
+        std::ostringstream ty;
+        ty << in_t;
+        if (!dt || !mu.shapes.count(*dt)) {
+            std::string have;
+            for (const auto &kv : mu.shapes) {
+                have += (have.empty() ? "" : ", ") + std::string(dtype_name(kv.first));
+            }
+            user_error(where(), ": the matrix unit of ", m_.arch->name, " does not multiply ", ty.str(), " (it takes ", have, ")");
+        }
+        auto acc = mu.accumulators.find(*dt);
+        auto want = dtype_of(acc_t);
+        if (acc_t == Int(32) ? acc->second != DType::Int32 : (!want || acc->second != *want)) {
+            std::ostringstream os;
+            os << acc_t;
+            user_error(where(), ": the matrix unit accumulates ", ty.str(), " in ", dtype_name(acc->second), ", but ",
+                       req_.func, " is ", os.str());
+        }
+        auto level_is = [&](const std::string &buf, const std::string &want_level, const char *role) {
+            const nir::BufferInfo &b = m_.buffer(buf);
+            if (b.level != want_level) {
+                user_error(where(), ": operand ", role, " (", buf, ") is in ", b.level, "; the matrix unit reads ", role,
+                           " from ", want_level, " (stage it there at the tensorized loop)");
+            }
+        };
+        level_is(op.a.buffer, mu.a_level, "A");
+        level_is(op.b.buffer, mu.b_level, "B");
+        level_is(op.c.buffer, mu.c_level, "C");
+        if (op.a_row != op.k || op.b_row != op.n || op.c_row != op.n) {
+            user_error(where(), ": operand tiles must be dense row-major (A ", op.m, "x", op.k, " row stride ", op.k,
+                       ", B ", op.k, "x", op.n, " row stride ", op.n, ", C ", op.m, "x", op.n, " row stride ", op.n,
+                       "); found row strides A ", op.a_row, ", B ", op.b_row, ", C ", op.c_row, " in loop ", top->name);
+        }
+        if (op.m > 65535 || op.k > 65535 || op.n > 65535) {
+            user_error(where(), ": ", op.m, "x", op.k, "x", op.n, " is too large for one MMAD (max 65535 per dimension)");
+        }
+    }
+};
+
+} // namespace
+
+nir::NpuModule tensorize(const nir::NpuModule &m) {
+    nir::NpuModule r = m;
+    for (const TensorizeRequest &req : m.schedule.tensorize) {
+        Tensorizer t(r, req);
+        r.body = t.mutate(r.body);
+    }
+    return r;
+}
+
+} // namespace tessel
