@@ -44,6 +44,20 @@ std::string display_name(const std::string &dim) {
     return s.substr(0, s.find('$'));
 }
 
+// The name a generator gave a Func: Halide's uniquifying suffix dropped ("acc$3" -> "acc").
+std::string user_name(const std::string &halide_name) {
+    size_t d = halide_name.rfind('$');
+    if (d == std::string::npos || d + 1 == halide_name.size()) {
+        return halide_name;
+    }
+    for (size_t i = d + 1; i < halide_name.size(); i++) {
+        if (!isdigit(static_cast<unsigned char>(halide_name[i]))) {
+            return halide_name;
+        }
+    }
+    return halide_name.substr(0, d);
+}
+
 struct Loop {
     std::string full; // Halide's unqualified dim name ("ko", "k$x")
     bool is_rvar = false;
@@ -91,14 +105,24 @@ TailStrategy tail_of(const std::string &t, const std::string &ctx) {
     user_error(ctx, ": unknown tail strategy '", t, "'; known: auto, round_up, guard_with_if, shift_inwards, predicate");
 }
 
-std::string pretty(const std::string &s) {
+std::string pretty(const std::string &text) {
+    std::string s;
+    for (size_t i = 0; i < text.size(); i++) {
+        if (text[i] == '$') { // "k$x" -> "k", "acc$3" -> "acc"
+            size_t j = i + 1;
+            while (j < text.size() && (isdigit(static_cast<unsigned char>(text[j])) || (j == i + 1 && text[j] == 'x'))) {
+                j++;
+            }
+            if (j > i + 1) {
+                i = j - 1;
+                continue;
+            }
+        }
+        s += text[i];
+    }
     std::string out;
     for (size_t i = 0; i < s.size(); i++) {
-        if (s.compare(i, 2, "$x") == 0) {
-            i++;
-            continue;
-        }
-        if (s.compare(i, 4, "_im(") == 0) {
+        if (s.compare(i, 4, "_im(") == 0) { // an input's Func reads as the input
             out += "(";
             i += 3;
             continue;
@@ -116,6 +140,11 @@ public:
             outs.push_back(o.func.function());
         }
         funcs_ = Internal::build_environment(outs);
+        // Halide makes Func names unique per process ("acc", "acc$1", ...): users write the name
+        // the generator gave.
+        for (const auto &kv : funcs_) {
+            users_name_.emplace(user_name(kv.first), kv.first);
+        }
         // An input's Func is the one whose definition is a plain read of its Parameter.
         for (const auto &in : p.inputs) {
             for (const auto &kv : funcs_) {
@@ -157,7 +186,7 @@ private:
                 is_input = is_input || in.second == kv.first;
             }
             if (!is_input) {
-                fs.push_back(kv.first);
+                fs.push_back(user_name(kv.first));
             }
         }
         for (const auto &in : input_funcs_) {
@@ -175,9 +204,24 @@ private:
             }
             return funcs_.at(in->second);
         }
-        auto it = funcs_.find(name);
+        auto alias = users_name_.find(name);
+        auto it = funcs_.find(alias == users_name_.end() ? name : alias->second);
         if (it == funcs_.end()) {
-            user_error(ctx(), ": unknown Func '", name, "'; ", known_funcs());
+            // Halide makes Func names unique per process ("C" -> "C$3" when a
+            // generator is instantiated again): users write the name they declared.
+            const Function *match = nullptr;
+            for (const auto &kv : funcs_) {
+                if (kv.first.substr(0, kv.first.find('$')) == name) {
+                    if (match) {
+                        user_error(ctx(), ": Func name '", name, "' is ambiguous; ", known_funcs());
+                    }
+                    match = &kv.second;
+                }
+            }
+            if (!match) {
+                user_error(ctx(), ": unknown Func '", name, "'; ", known_funcs());
+            }
+            return *match;
         }
         return it->second;
     }
@@ -187,7 +231,7 @@ private:
             return Stage(f, f.definition(), 0);
         }
         if (static_cast<size_t>(s) >= f.updates().size()) {
-            user_error(ctx(), ": ", f.name(), " has ", f.updates().size(), " update definition",
+            user_error(ctx(), ": ", user_name(f.name()), " has ", f.updates().size(), " update definition",
                        f.updates().size() == 1 ? "" : "s", "; update(", s, ") does not exist");
         }
         return Stage(f, f.update(s), static_cast<size_t>(s) + 1);
@@ -329,13 +373,12 @@ private:
             return;
         }
         case DirectiveKind::ComputeRoot:
-            Func(func(d.func)).compute_root();
-            provenance(d.func);
+        case DirectiveKind::ComputeInline: {
+            Func f(func(d.func));
+            d.kind == DirectiveKind::ComputeRoot ? f.compute_root() : f.compute_inline();
+            provenance(f.name());
             return;
-        case DirectiveKind::ComputeInline:
-            Func(func(d.func)).compute_inline();
-            provenance(d.func);
-            return;
+        }
         case DirectiveKind::Stage:
             apply_stage(d);
             return;
@@ -349,11 +392,13 @@ private:
             provenance(f.name());
             return;
         }
-        case DirectiveKind::Tensorize:
-            check_matmul(func(d.func), d.stage);
-            npu_.tensorize.push_back({d.id, d.func, d.stage});
-            provenance(d.func);
+        case DirectiveKind::Tensorize: {
+            Function f = func(d.func);
+            check_matmul(f, d.stage);
+            npu_.tensorize.push_back({d.id, f.name(), d.stage});
+            provenance(f.name());
             return;
+        }
         case DirectiveKind::Layout: {
             Function f = func(d.func, true);
             static const std::set<std::string> formats = {"ND", "NZ", "ZZ", "ZN"};
@@ -380,14 +425,14 @@ private:
         w.compute_at(at_level(d.at_func, d.at_loop));
         funcs_[w.name()] = w.function();
         staged_[d.func] = w.name();
-        npu_.staged.push_back({d.id, d.func, w.name(), d.level, d.buffers, d.at_func, d.at_loop});
+        npu_.staged.push_back({d.id, d.func, w.name(), d.level, d.buffers, func(d.at_func).name(), d.at_loop});
         provenance(w.name());
     }
 
     // f(args) = f(args) + cast(a(.., r, ..)) * cast(b(.., r, ..)), one RVar r shared by a and b.
     void check_matmul(const Function &f, int update) {
         if (update < 0 || static_cast<size_t>(update) >= f.updates().size()) {
-            user_error(ctx(), ": ", f.name(), " has ", f.updates().size(), " update definition",
+            user_error(ctx(), ": ", user_name(f.name()), " has ", f.updates().size(), " update definition",
                        f.updates().size() == 1 ? "" : "s", "; tensorize needs update ", update);
         }
         const Internal::Definition &def = f.update(update);
@@ -397,11 +442,11 @@ private:
             os << a;
             lhs.push_back(os.str());
         }
-        std::string self = f.name() + "(" + join(lhs) + ")";
+        std::string self = user_name(f.name()) + "(" + join(lhs) + ")";
         std::ostringstream found;
         found << self << " = " << (def.values().size() == 1 ? def.values()[0] : Expr(std::string("<tuple>")));
         auto fail = [&](const std::string &why) {
-            user_error(ctx(), ": ", f.name(), ".update(", update, ") is not matmul-shaped: ", why, "\n  expected: ", self,
+            user_error(ctx(), ": ", user_name(f.name()), ".update(", update, ") is not matmul-shaped: ", why, "\n  expected: ", self,
                        " = ", self, " + cast(a(.., r, ..)) * cast(b(.., r, ..)) with one reduction variable r in both a and b",
                        "\n  found:    ", pretty(found.str()));
         };
@@ -482,7 +527,7 @@ private:
         DType have = dtype_of(f.output_types()[0], f.name());
         if (acc != arch_.matrix.accumulators.end() && acc->second != have) {
             user_error(ctx(), ": the matrix unit of ", arch_.name, " accumulates ", dtype_name(t), " products in ",
-                       dtype_name(acc->second), "; ", f.name(), " is ", dtype_name(have));
+                       dtype_name(acc->second), "; ", user_name(f.name()), " is ", dtype_name(have));
         }
     }
 
@@ -492,14 +537,14 @@ private:
             size_t index = 0;
             for (size_t i = 0; i < spec_.directives.size(); i++) {
                 const Directive &d = spec_.directives[i];
-                computed_at = computed_at || (d.kind == DirectiveKind::ComputeAt && d.func == acc.func);
+                computed_at = computed_at || (d.kind == DirectiveKind::ComputeAt && d.func == user_name(acc.func));
                 if (d.id == acc.directive_id) {
                     index = i;
                 }
             }
             if (!computed_at) {
                 const Directive &d = spec_.directives[index];
-                user_error(where(d, index), ": ", acc.func, " is not computed inside a loop; add compute_at(", acc.func,
+                user_error(where(d, index), ": ", d.func, " is not computed inside a loop; add compute_at(", d.func,
                            ", <loop>) so that its accumulator is a tile that fits ", acc.level);
             }
         }
@@ -510,6 +555,7 @@ private:
     const ArchSpec &arch_;
     std::map<std::string, Function> funcs_;
     std::map<std::string, std::string> input_funcs_; // input name -> its Func ("A" -> "A_im")
+    std::map<std::string, std::string> users_name_;  // "acc" -> "acc$3"
     std::map<std::string, std::string> staged_;      // source -> its innermost staged copy
     NpuSchedule npu_;
     size_t index_ = 0;
@@ -580,7 +626,7 @@ std::vector<std::string> check_footprints(const Internal::Stmt &s, const NpuSche
         const Directive &d = spec.directives[i];
         const MemoryLevel *lv = arch.find_level(sb.level);
         TESSEL_INTERNAL_ASSERT(lv, "level ", sb.level, " vanished after apply_schedule");
-        std::string what = "stage(" + sb.source + ", " + sb.level + ") at " + sb.at_func + "." + sb.at_loop;
+        std::string what = "stage(" + sb.source + ", " + sb.level + ") at " + user_name(sb.at_func) + "." + sb.at_loop;
         auto it = sizes.find(sb.func);
         if (it == sizes.end()) {
             warnings.push_back(where(d, i) + ": " + what + ": the size of " + sb.func +
@@ -601,14 +647,14 @@ std::vector<std::string> check_footprints(const Internal::Stmt &s, const NpuSche
         TESSEL_INTERNAL_ASSERT(lv, "level ", acc.level, " vanished after apply_schedule");
         auto it = sizes.find(acc.func);
         if (it == sizes.end()) {
-            warnings.push_back(where(d, i) + ": the size of " + acc.func + " is not a constant, so its footprint is not checked");
+            warnings.push_back(where(d, i) + ": the size of " + d.func + " is not a constant, so its footprint is not checked");
             continue;
         }
         if (static_cast<uint64_t>(it->second) > lv->size_bytes) {
-            user_error(where(d, i), ": accumulate_in(", acc.func, ", ", acc.level, ") needs ", format_bytes(it->second),
-                       " for the ", acc.func, " tile; ", acc.level, " has ", format_bytes(static_cast<int64_t>(lv->size_bytes)));
+            user_error(where(d, i), ": accumulate_in(", d.func, ", ", acc.level, ") needs ", format_bytes(it->second),
+                       " for the ", d.func, " tile; ", acc.level, " has ", format_bytes(static_cast<int64_t>(lv->size_bytes)));
         }
-        per_level[acc.level].emplace_back(acc.func, it->second);
+        per_level[acc.level].emplace_back(d.func, it->second);
     }
     for (const auto &kv : per_level) {
         int64_t total = 0;

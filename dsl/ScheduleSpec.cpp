@@ -424,6 +424,15 @@ ScheduleSpec parse_schedule(const std::string &text, const std::string &origin) 
                        o.contains("func") ? found(o["func"]) : std::string("nothing"));
         }
         d.func = o["func"].get<std::string>();
+        // What describe() shows, read leniently first so that every message names it.
+        for (const char *key : {"stage", "update"}) {
+            if (o.contains(key) && o[key].is_number_integer()) {
+                d.stage = o[key].get<int>();
+            }
+        }
+        if (o.contains("level") && o["level"].is_string()) {
+            d.level = o["level"].get<std::string>();
+        }
         std::string ctx = origin + ": " + where(d.id, i, d.describe());
         std::vector<std::string> keys = {"id", "kind", "func"};
         for (const auto &f : k->fields) {

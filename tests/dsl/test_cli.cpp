@@ -1,0 +1,104 @@
+// The built `tessel` program: compile prints the lowered Stmt, run writes the
+// report, and the exit codes are 0 (ok), 1 (user error, message on stderr) and
+// 2 (bad usage).
+#include "DslTestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <sys/wait.h>
+
+using tessel::test::read_text;
+using tessel::test::source_path;
+
+namespace {
+
+struct Result {
+    int code = -1;
+    std::string out, err;
+};
+
+Result tessel_cli(const std::string &args) {
+    std::string err_file = testing::TempDir() + "tessel_cli_stderr.txt";
+    std::string cmd = std::string(TESSEL_BIN) + " " + args + " 2>" + err_file;
+    Result r;
+    FILE *p = popen(cmd.c_str(), "r");
+    if (!p) {
+        return r;
+    }
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) {
+        r.out.append(buf, n);
+    }
+    int status = pclose(p);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.err = read_text(err_file);
+    return r;
+}
+
+std::string schedule(const std::string &name) { return source_path("samples/gemm/schedules/" + name + ".json"); }
+
+} // namespace
+
+TEST(Cli, CompileEmitsTheLoweredStmt) {
+    Result r = tessel_cli("compile -g gemm -p M=256,N=256,K=256 --schedule " + schedule("tiled_staged") +
+                          " --arch ascend-like --emit stmt");
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("produce C {"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("for (acc.s1.k$x.ko, 0, 2) {"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("allocate A_im_global_wrapper$0[float16 * 128 * 128]"), std::string::npos) << r.out;
+    EXPECT_EQ(r.err, "");
+}
+
+TEST(Cli, CompileWritesEveryEmitToADirectory) {
+    std::string dir = testing::TempDir() + "tessel_cli_out";
+    Result r = tessel_cli("compile -g gemm --schedule " + schedule("naive") + " --emit stmt,loopnest,cpp,json -o " + dir);
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(read_text(dir + "/schedule.json"), read_text(schedule("naive")));
+    EXPECT_EQ(read_text(dir + "/schedule.cpp").rfind("Schedule s;\n", 0), 0u);
+    EXPECT_NE(read_text(dir + "/loopnest.txt").find("for C.s0.i.rebased in [0, 256) serial"), std::string::npos);
+    EXPECT_NE(read_text(dir + "/stmt.txt").find("produce acc"), std::string::npos);
+}
+
+TEST(Cli, RunWritesTheReport) {
+    std::string report = testing::TempDir() + "tessel_cli_report.json";
+    Result r = tessel_cli("run -g gemm -p M=64,N=64,K=64,dtype=int8 --schedule " + schedule("tiled_vectorized") +
+                          " --seed 3 --report-json " + report);
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("PASS"), std::string::npos) << r.out;
+    std::string j = read_text(report);
+    EXPECT_NE(j.find("\"verified\": true"), std::string::npos) << j;
+    EXPECT_NE(j.find("\"seed\": 3"), std::string::npos) << j;
+}
+
+TEST(CliErrors, UserErrorsExitOneWithTheMessage) {
+    Result bad_gen = tessel_cli("compile -g nosuch");
+    EXPECT_EQ(bad_gen.code, 1);
+    EXPECT_EQ(bad_gen.err.rfind("tessel: error: unknown generator 'nosuch'; known generators: ", 0), 0u) << bad_gen.err;
+    Result bad_p = tessel_cli("compile -g gemm -p M=64,N");
+    EXPECT_EQ(bad_p.code, 1);
+    EXPECT_EQ(bad_p.err, "tessel: error: bad parameter 'N' in 'M=64,N': expected NAME=VALUE[,NAME=VALUE...]\n");
+    Result bad_emit = tessel_cli("compile -g gemm --emit asmx");
+    EXPECT_EQ(bad_emit.code, 1);
+    EXPECT_EQ(bad_emit.err, "tessel: error: --emit: unknown output 'asmx'; known: stmt, loopnest, cpp, json\n");
+    Result bad_level = tessel_cli("compile -g gemm --schedule " + schedule("tiled_staged") + " --arch gemmini-like");
+    EXPECT_EQ(bad_level.code, 1);
+    EXPECT_NE(bad_level.err.find("tessel: error: directive stage_A (#4, stage(A, L1)): level 'L1' does not exist in gemmini-like"),
+              std::string::npos)
+        << bad_level.err;
+}
+
+TEST(CliErrors, BadUsageExitsTwo) {
+    EXPECT_EQ(tessel_cli("compile").code, 2); // -g is required
+    EXPECT_EQ(tessel_cli("run -g gemm --seed notanumber").code, 2);
+}
+
+TEST(Cli, HelpOnEachCommand) {
+    for (const char *cmd : {"compile", "run"}) {
+        Result r = tessel_cli(std::string(cmd) + " --help");
+        EXPECT_EQ(r.code, 0) << cmd;
+        EXPECT_NE(r.out.find("--schedule"), std::string::npos) << cmd << ": " << r.out;
+        EXPECT_NE(r.out.find("--arch"), std::string::npos) << cmd;
+    }
+}
