@@ -20,15 +20,15 @@ struct Dim {
 
 DmaCost Machine::exec_dma(Core &c, const isa::Instr &in, const Queued &q, Range *ranges, int &nr) {
     const uint32_t pc = q.pc;
-    const std::string tag = "core " + std::to_string(c.id) + " " + instr_tag(pc, in);
+    auto tag = [&]() { return "core " + std::to_string(c.id) + " " + instr_tag(pc, in); };
     if (in.engine >= arch.engines.size()) {
-        throw SimError(tag + ": engine " + std::to_string(in.engine) + " does not exist in arch '" + arch.name + "'");
+        throw SimError(tag() + ": engine " + std::to_string(in.engine) + " does not exist in arch '" + arch.name + "'");
     }
     const DmaEngine &e = arch.engines[in.engine];
     const int src = in.src_level, dst = in.dst_level;
     const int nlevels = static_cast<int>(arch.memories.size());
     if (src >= nlevels || dst >= nlevels) {
-        throw SimError(tag + ": memory level index " + std::to_string(std::max(src, dst)) + " does not exist in arch '" +
+        throw SimError(tag() + ": memory level index " + std::to_string(std::max(src, dst)) + " does not exist in arch '" +
                        arch.name + "'");
     }
     int edge = -1;
@@ -38,29 +38,29 @@ DmaCost Machine::exec_dma(Core &c, const isa::Instr &in, const Queued &q, Range 
         }
     }
     if (edge < 0) {
-        throw SimError(tag + ": engine " + e.name + " has no edge " + arch.memories[src].name + "->" +
+        throw SimError(tag() + ": engine " + e.name + " has no edge " + arch.memories[src].name + "->" +
                        arch.memories[dst].name);
     }
     if (in.desc >= prog.descs.size()) {
-        throw SimError(tag + ": descriptor d" + std::to_string(in.desc) + " does not exist (" +
+        throw SimError(tag() + ": descriptor d" + std::to_string(in.desc) + " does not exist (" +
                        std::to_string(prog.descs.size()) + " descriptors)");
     }
     const isa::DmaDesc &d = prog.descs[in.desc];
     if (d.dims < 1 || d.dims > 4 || d.dims > e.max_dims) {
-        throw SimError(tag + ": descriptor d" + std::to_string(in.desc) + " has " + std::to_string(d.dims) +
+        throw SimError(tag() + ": descriptor d" + std::to_string(in.desc) + " has " + std::to_string(d.dims) +
                        " dimensions; engine " + e.name + " takes 1.." + std::to_string(e.max_dims));
     }
     if (d.transform != 0) {
-        throw SimError(tag + ": descriptor d" + std::to_string(in.desc) + " asks for transform " +
+        throw SimError(tag() + ": descriptor d" + std::to_string(in.desc) + " asks for transform " +
                        std::to_string(d.transform) + "; the simulator implements plain copies only");
     }
     if (d.elem_bytes == 0) {
-        throw SimError(tag + ": descriptor d" + std::to_string(in.desc) + " has elem_bytes 0");
+        throw SimError(tag() + ": descriptor d" + std::to_string(in.desc) + " has elem_bytes 0");
     }
     std::vector<Dim> dims;
     for (int i = 0; i < d.dims; ++i) {
         if (d.count[i] > static_cast<uint64_t>(e.max_count)) {
-            throw SimError(tag + ": descriptor d" + std::to_string(in.desc) + " count[" + std::to_string(i) + "] = " +
+            throw SimError(tag() + ": descriptor d" + std::to_string(in.desc) + " count[" + std::to_string(i) + "] = " +
                            std::to_string(d.count[i]) + " exceeds engine " + e.name + " max_count " +
                            std::to_string(e.max_count));
         }

@@ -34,12 +34,25 @@ template <> struct Elem<DType::FP16> { using S = uint16_t; using C = float; };
 template <> struct Elem<DType::BF16> { using S = uint16_t; using C = float; };
 template <> struct Elem<DType::FP32> { using S = float; using C = float; };
 
+/** fp16 -> fp32 for every bit pattern (built from fp16_to_fp32 once). */
+const float *fp16_table() {
+    static const std::vector<float> t = [] {
+        std::vector<float> v(65536);
+        for (uint32_t h = 0; h < 65536; ++h) {
+            v[h] = fp16_to_fp32(static_cast<uint16_t>(h));
+        }
+        return v;
+    }();
+    return t.data();
+}
+
 template <DType T>
 inline typename Elem<T>::C load(const uint8_t *p) {
     typename Elem<T>::S s;
     std::memcpy(&s, p, sizeof s);
     if constexpr (T == DType::FP16) {
-        return fp16_to_fp32(s);
+        static const float *const table = fp16_table();
+        return table[s];
     } else if constexpr (T == DType::BF16) {
         return bf16_to_fp32(s);
     } else {
@@ -47,11 +60,26 @@ inline typename Elem<T>::C load(const uint8_t *p) {
     }
 }
 
+/** fp32_to_fp16 with an inline path for results in fp16's normal range (the
+ * same round-to-nearest-even arithmetic; everything else goes to DType.cpp). */
+inline uint16_t to_fp16(float f) {
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    const uint32_t e = (x >> 23) & 0xffu;
+    if (e - 113u < 29u) { // 2^-14 <= |f| < 2^15: normal in fp16, no overflow even after rounding up
+        uint32_t h = ((x >> 16) & 0x8000u) | ((e - 112u) << 10) | ((x >> 13) & 0x3ffu);
+        const uint32_t rem = x & 0x1fffu;
+        h += (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ? 1u : 0u;
+        return static_cast<uint16_t>(h);
+    }
+    return fp32_to_fp16(f);
+}
+
 template <DType T>
 inline void store(uint8_t *p, typename Elem<T>::C v) {
     typename Elem<T>::S s;
     if constexpr (T == DType::FP16) {
-        s = fp32_to_fp16(v);
+        s = to_fp16(v);
     } else if constexpr (T == DType::BF16) {
         s = fp32_to_bf16(v);
     } else if constexpr (T == DType::FP32) {
@@ -145,9 +173,9 @@ bool cmp(uint32_t code, double x, double y) {
 }
 
 /** Executes one vector op for element type T (d, a, b all of type T). */
-template <DType T>
+template <DType T, typename Tag>
 void vector_same_type(Op op, uint32_t aux, const Opnd &d, const Opnd &a, const Opnd &b, int64_t scalar_reg,
-                      int rows, int64_t n, const std::string &tag) {
+                      int rows, int64_t n, const Tag &tag) {
     using C = typename Elem<T>::C;
     constexpr bool fl = fdt(T);
     C sc;
@@ -156,7 +184,7 @@ void vector_same_type(Op op, uint32_t aux, const Opnd &d, const Opnd &a, const O
     } else {
         sc = scalar_reg;
     }
-    auto needs_float = [&]() { throw SimError(tag + ": " + op_mnemonic(op) + " needs a float dtype, got " + dtype_name(T)); };
+    auto needs_float = [&]() { throw SimError(tag() + ": " + op_mnemonic(op) + " needs a float dtype, got " + dtype_name(T)); };
     switch (op) {
     case Op::VADD: map2<T>(d, a, b, rows, n, [](C x, C y) { return x + y; }); return;
     case Op::VSUB: map2<T>(d, a, b, rows, n, [](C x, C y) { return x - y; }); return;
@@ -242,7 +270,7 @@ void vector_same_type(Op op, uint32_t aux, const Opnd &d, const Opnd &a, const O
         }
         return;
     default:
-        throw SimError(tag + ": not a vector operation");
+        throw SimError(tag() + ": not a vector operation");
     }
 }
 
@@ -312,9 +340,14 @@ struct BankOperand {
 uint64_t repeat_conflict(const MemoryLevel &lv, const BankOperand *ops, int nops, int64_t r, int64_t i0, int64_t i1) {
     const int groups = lv.bank_groups, nb = lv.bank_groups * lv.banks_per_group;
     const uint64_t row = static_cast<uint64_t>(lv.bank_row_bytes);
-    int reads[64] = {0}, writes[64] = {0};
-    int bank_r[256] = {0}, bank_w[256] = {0}, bank_rw_same[256] = {0};
+    int reads[64], writes[64];
+    int bank_r[256], bank_w[256], bank_rw_same[256];
     int64_t last_r_block[256], last_w_block[256];
+    std::fill(reads, reads + groups, 0);
+    std::fill(writes, writes + groups, 0);
+    std::fill(bank_r, bank_r + nb, 0);
+    std::fill(bank_w, bank_w + nb, 0);
+    std::fill(bank_rw_same, bank_rw_same + nb, 0);
     std::fill(last_r_block, last_r_block + nb, -1);
     std::fill(last_w_block, last_w_block + nb, -1);
     for (int o = 0; o < nops; ++o) {
@@ -376,16 +409,16 @@ uint64_t repeat_conflict(const MemoryLevel &lv, const BankOperand *ops, int nops
 uint64_t Machine::exec_vector(Core &c, const isa::Instr &in, const Queued &q, Range *ranges, int &nr,
                               uint64_t &conflict_cycles, int64_t &bytes) {
     const uint32_t pc = q.pc;
-    const std::string tag = "core " + std::to_string(c.id) + " " + instr_tag(pc, in);
+    auto tag = [&]() { return "core " + std::to_string(c.id) + " " + instr_tag(pc, in); };
     const int lvl = vec_level;
     if (lvl < 0) {
-        throw SimError(tag + ": arch '" + arch.name + "' has no vector operand level");
+        throw SimError(tag() + ": arch '" + arch.name + "' has no vector operand level");
     }
     const Op op = in.op;
     const int64_t n = q.rd;
     const int rows = in.rows;
     if (n < 0 || rows < 1) {
-        throw SimError(tag + ": element count " + std::to_string(n) + " and rows " + std::to_string(rows) +
+        throw SimError(tag() + ": element count " + std::to_string(n) + " and rows " + std::to_string(rows) +
                        " must be >= 0 and >= 1");
     }
     const bool scalar_op = op == Op::VADDS || op == Op::VMULS || op == Op::VMAXS || op == Op::VMINS;
@@ -396,10 +429,10 @@ uint64_t Machine::exec_vector(Core &c, const isa::Instr &in, const Queued &q, Ra
     DType dt_d = (op == Op::VCAST || op == Op::VREQUANT) ? in.dtype2 : in.dtype;
     DType dt_a = in.dtype;
     if (op == Op::VREQUANT && in.dtype != DType::Int32) {
-        throw SimError(tag + ": vrequant reads int32, got " + dtype_name(in.dtype));
+        throw SimError(tag() + ": vrequant reads int32, got " + dtype_name(in.dtype));
     }
-    if (op == Op::VREQUANT && fdt(in.dtype2)) {
-        throw SimError(tag + ": vrequant writes an integer type, got " + dtype_name(in.dtype2));
+    if (op == Op::VREQUANT && in.dtype2 != DType::Int8 && in.dtype2 != DType::UInt8 && in.dtype2 != DType::Int16) {
+        throw SimError(tag() + ": vrequant writes int8, uint8 or int16, got " + dtype_name(in.dtype2));
     }
     // Operands: d always; a unless VDUP; b for binary ops; d read too for VMULADD.
     struct Spec {
@@ -455,7 +488,7 @@ uint64_t Machine::exec_vector(Core &c, const isa::Instr &in, const Queued &q, Ra
             int32_t zp = static_cast<int16_t>(static_cast<uint16_t>((in.imm >> 16) & 0xffff));
             int shift = static_cast<int>(in.aux);
             if (shift > 31) {
-                throw SimError(tag + ": vrequant shift " + std::to_string(shift) + " is above 31");
+                throw SimError(tag() + ": vrequant shift " + std::to_string(shift) + " is above 31");
             }
             for (int r = 0; r < rows; ++r) {
                 for (int64_t i = 0; i < n; ++i) {
@@ -500,10 +533,45 @@ uint64_t Machine::exec_vector(Core &c, const isa::Instr &in, const Queued &q, Ra
         }
         // Reads first, then the write (the order changes nothing but keeps dedup simple).
         std::rotate(bo, bo + 1, bo + ns);
+        // Contiguous operands: the pattern depends only on the first operand's
+        // offset within one bank period and the others' distances to it (memoised).
+        bool dense = true;
+        for (int i = 0; i < ns; ++i) {
+            dense = dense && (bo[i].s == 0 || bo[i].s == 1);
+        }
+        const int64_t period = int64_t(lv.bank_row_bytes) * lv.bank_groups * lv.banks_per_group;
         for (int r = 0; r < rows; ++r) {
             for (int64_t j = 0; j < reps_per_row; ++j) {
                 int64_t i0 = j * per_repeat, i1 = std::min(n, i0 + per_repeat);
-                conflict_cycles += repeat_conflict(lv, bo, ns, r, i0, i1);
+                if (!dense) {
+                    conflict_cycles += repeat_conflict(lv, bo, ns, r, i0, i1);
+                    continue;
+                }
+                ConflictKey key{};
+                int64_t lo0 = 0;
+                for (int i = 0; i < ns; ++i) {
+                    int64_t lo = static_cast<int64_t>(bo[i].addr) + (r * bo[i].rs + i0 * bo[i].s) * bo[i].esz;
+                    int64_t len = ((i1 - i0 - 1) * bo[i].s + 1) * bo[i].esz;
+                    if (i == 0) {
+                        lo0 = lo;
+                        key.v[0] = ((lo % period) + period) % period;
+                    } else {
+                        key.v[i] = lo - lo0;
+                    }
+                    key.v[3] = key.v[3] * 4099 + (len << 2) + (bo[i].write ? 2 : 0) + bo[i].s;
+                }
+                key.v[4] = ns;
+                uint64_t h = 0;
+                for (int64_t v : key.v) {
+                    h = (h ^ static_cast<uint64_t>(v)) * 0x100000001b3ull;
+                }
+                ConflictMemo &slot = conflict_memo[h % conflict_memo.size()];
+                if (!(slot.valid && slot.key.v == key.v)) {
+                    slot.key = key;
+                    slot.valid = true;
+                    slot.extra = repeat_conflict(lv, bo, ns, r, i0, i1);
+                }
+                conflict_cycles += slot.extra;
             }
         }
     }
@@ -514,19 +582,19 @@ uint64_t Machine::exec_vector(Core &c, const isa::Instr &in, const Queued &q, Ra
 
 uint64_t Machine::exec_mmad(Core &c, const isa::Instr &in, const Queued &q, Range *ranges, int &nr, int64_t &bytes) {
     const uint32_t pc = q.pc;
-    const std::string tag = "core " + std::to_string(c.id) + " " + instr_tag(pc, in);
+    auto tag = [&]() { return "core " + std::to_string(c.id) + " " + instr_tag(pc, in); };
     auto acc_it = arch.matrix.accumulators.find(in.dtype);
     auto shape_it = arch.matrix.shapes.find(in.dtype);
     if (acc_it == arch.matrix.accumulators.end() || shape_it == arch.matrix.shapes.end()) {
-        throw SimError(tag + ": the matrix unit of '" + arch.name + "' does not support " + dtype_name(in.dtype));
+        throw SimError(tag() + ": the matrix unit of '" + arch.name + "' does not support " + dtype_name(in.dtype));
     }
     if (a_level < 0 || b_level < 0 || c_level < 0) {
-        throw SimError(tag + ": arch '" + arch.name + "' has no matrix operand levels");
+        throw SimError(tag() + ": arch '" + arch.name + "' has no matrix operand levels");
     }
     const DType acc = acc_it->second;
     const int64_t m = in.m, k = in.k, n = in.n;
     if (m == 0 || k == 0 || n == 0) {
-        throw SimError(tag + ": mmad needs m, k, n >= 1 (got " + std::to_string(m) + "x" + std::to_string(k) + "x" +
+        throw SimError(tag() + ": mmad needs m, k, n >= 1 (got " + std::to_string(m) + "x" + std::to_string(k) + "x" +
                        std::to_string(n) + ")");
     }
     const int ea = dtype_bytes(in.dtype), ec = dtype_bytes(acc);
@@ -542,7 +610,7 @@ uint64_t Machine::exec_mmad(Core &c, const isa::Instr &in, const Queued &q, Rang
 
     if (fdt(in.dtype)) {
         if (!fdt(acc)) {
-            throw SimError(tag + ": float inputs need a float accumulator");
+            throw SimError(tag() + ": float inputs need a float accumulator");
         }
         std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n)), row(static_cast<size_t>(n));
         dispatch_dtype(in.dtype, [&](auto tc) {
@@ -580,7 +648,7 @@ uint64_t Machine::exec_mmad(Core &c, const isa::Instr &in, const Queued &q, Rang
         }
     } else {
         if (fdt(acc)) {
-            throw SimError(tag + ": integer inputs need an integer accumulator");
+            throw SimError(tag() + ": integer inputs need an integer accumulator");
         }
         std::vector<int32_t> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n));
         std::vector<uint32_t> row(static_cast<size_t>(n));

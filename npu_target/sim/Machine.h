@@ -7,6 +7,7 @@
 
 #include "npu_target/sim/Simulator.h"
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <list>
@@ -99,6 +100,16 @@ struct DmaCost {
     bool all_l2_hits = false; // a GM read served entirely by the L2 (latency = l2_latency)
 };
 
+/** Memo of the bank-conflict cost of one repeat of contiguous operands. */
+struct ConflictKey {
+    std::array<int64_t, 5> v{};
+};
+struct ConflictMemo {
+    ConflictKey key;
+    uint64_t extra = 0;
+    bool valid = false;
+};
+
 struct Machine {
     const isa::Program &prog;
     const ArchSpec &arch;
@@ -116,6 +127,7 @@ struct Machine {
     SimReport report;
     std::vector<EdgeStats> edge_stats;    // [engine][edge] flattened
     std::vector<size_t> edge_base;        // engine -> first index in edge_stats
+    std::vector<ConflictMemo> conflict_memo = std::vector<ConflictMemo>(1024);
 
     Machine(const isa::Program &p, const ArchSpec &a, const SimOptions &o) : prog(p), arch(a), opt(o) {}
 
@@ -145,7 +157,7 @@ int32_t requantize(int32_t a, int32_t mult, int shift, int32_t zp, DType out);
 std::string instr_tag(uint32_t pc, const isa::Instr &in);
 /** Cost-table name of a vector op ("add", "exp", "ln", ...). */
 const char *vector_cost_name(isa::Op op);
-int pipe_of_instr(const Machine &m, const isa::Instr &in); // internal pipe id
+int pipe_of_instr(const Machine &m, const isa::Instr &in, uint32_t pc); // internal pipe id
 bool is_scalar_op(isa::Op op);
 
 } // namespace tessel::sim::detail

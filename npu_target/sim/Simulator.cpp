@@ -90,25 +90,15 @@ private:
         return (static_cast<size_t>(s) * P_ + static_cast<size_t>(d)) * E_ + in.event;
     }
 
-    /** Pipes a BARRIER/END waits for (internal ids). */
-    std::vector<int> barrier_pipes(const isa::Instr &in) const {
-        std::vector<int> out;
-        if (in.op == Op::END || in.src_pipe == static_cast<uint8_t>(isa::Pipe::ALL)) {
-            for (int p = 1; p < P_; ++p) {
-                out.push_back(p);
-            }
-            return out;
-        }
-        int p = in.src_pipe < m_.enum_pipe.size() ? m_.enum_pipe[in.src_pipe] : -1;
-        if (p > 0) {
-            out.push_back(p);
-        }
-        return out;
-    }
-
-    uint64_t drained_at(Core &c, const std::vector<int> &pipes) const {
+    /** When the pipes a BARRIER/END waits for have drained (kNever while one has work queued). */
+    uint64_t drained_at(Core &c, const isa::Instr &in) const {
+        const bool all = in.op == Op::END || in.src_pipe == static_cast<uint8_t>(isa::Pipe::ALL);
+        const int one = !all && in.src_pipe < m_.enum_pipe.size() ? m_.enum_pipe[in.src_pipe] : -1;
         uint64_t t = 0;
-        for (int p : pipes) {
+        for (int p = 1; p < P_; ++p) {
+            if (!all && p != one) {
+                continue;
+            }
             if (!c.pipes[p].q.empty()) {
                 return kNever;
             }
@@ -123,10 +113,10 @@ private:
         }
         const isa::Instr &in = m_.prog.code[c.pc];
         if (in.op == Op::BARRIER || in.op == Op::END) {
-            uint64_t t = drained_at(c, barrier_pipes(in));
+            uint64_t t = drained_at(c, in);
             return t == kNever ? kNever : std::max(t, c.fe_time);
         }
-        int p = pipe_of_instr(m_, in);
+        int p = pipe_of_instr(m_, in, c.pc);
         if (in.op == Op::WAIT_FLAG && p == 0) {
             auto &f = c.flags[flag_index(in, c.pc)];
             return f.empty() ? kNever : std::max(c.fe_time, f.front());
@@ -214,7 +204,7 @@ private:
             trace(c, 0, waited_from, c.fe_time, pc, in, 0, "", "", why);
             return;
         }
-        int p = pipe_of_instr(m_, in);
+        int p = pipe_of_instr(m_, in, c.pc);
         if (p == 0) {
             S.instructions++;
             if (in.op == Op::WAIT_FLAG) {
@@ -309,8 +299,10 @@ private:
             es.busy_cycles += end - t;
             es.descriptors++;
             bytes = dc.bytes;
-            src = m_.level_name(in.src_level);
-            dst = m_.level_name(in.dst_level);
+            if (m_.opt.trace) {
+                src = m_.level_name(in.src_level);
+                dst = m_.level_name(in.dst_level);
+            }
         } else if (in.op == Op::MMAD) {
             uint64_t frac = m_.exec_mmad(c, in, h, ranges, nr, bytes);
             bool chained = ps.last_op == Op::MMAD && ps.last_end == t;
@@ -319,8 +311,10 @@ private:
             }
             end = t + frac + (chained ? 0 : static_cast<uint64_t>(std::max(0, m_.arch.matrix.fill_drain_cycles)));
             visible = end + static_cast<uint64_t>(std::max(0, m_.arch.matrix.latency));
-            src = m_.level_name(m_.a_level);
-            dst = m_.level_name(m_.c_level);
+            if (m_.opt.trace) {
+                src = m_.level_name(m_.a_level);
+                dst = m_.level_name(m_.c_level);
+            }
         } else {
             uint64_t conflicts = 0;
             uint64_t dur = m_.exec_vector(c, in, h, ranges, nr, conflicts, bytes);
@@ -329,7 +323,9 @@ private:
             if (conflicts && !*why) {
                 why = "bank_conflict";
             }
-            src = dst = m_.level_name(m_.vec_level);
+            if (m_.opt.trace) {
+                src = dst = m_.level_name(m_.vec_level);
+            }
         }
         m_.check_and_record(c, p, h.pc, t, ranges, nr, end, visible);
         ps.busy += end - t;
@@ -360,7 +356,7 @@ private:
                     os << ", waiting for flag " << enum_pipe_name(in.src_pipe) << "->" << enum_pipe_name(in.dst_pipe)
                        << " #" << int(in.event) << " (never set)";
                 } else {
-                    os << ", issue blocked: queue of " << m_.pipe_names[pipe_of_instr(m_, in)] << " is full";
+                    os << ", issue blocked: queue of " << m_.pipe_names[pipe_of_instr(m_, in, c.pc)] << " is full";
                 }
             }
             for (int p = 1; p < P_; ++p) {
@@ -390,14 +386,14 @@ bool is_scalar_op(Op op) {
     return op < Op::DMA;
 }
 
-int pipe_of_instr(const Machine &m, const isa::Instr &in) {
+int pipe_of_instr(const Machine &m, const isa::Instr &in, uint32_t pc) {
     const Op op = in.op;
     if (is_scalar_op(op) || op == Op::BARRIER || op == Op::END) {
         return 0;
     }
     if (op == Op::DMA) {
         if (in.engine >= m.engine_pipe.size()) {
-            throw SimError(instr_tag(0, in) + ": engine " + std::to_string(in.engine) + " does not exist in arch '" +
+            throw SimError(instr_tag(pc, in) + ": engine " + std::to_string(in.engine) + " does not exist in arch '" +
                            m.arch.name + "'");
         }
         return m.engine_pipe[in.engine];
@@ -409,7 +405,7 @@ int pipe_of_instr(const Machine &m, const isa::Instr &in) {
         uint8_t e = op == Op::SET_FLAG ? in.src_pipe : in.dst_pipe;
         int p = e < m.enum_pipe.size() ? m.enum_pipe[e] : -1;
         if (p < 0) {
-            throw SimError(std::string(op_mnemonic(op)) + " names pipe " + enum_pipe_name(e) + ", which arch '" +
+            throw SimError(instr_tag(pc, in) + " names pipe " + enum_pipe_name(e) + ", which arch '" +
                            m.arch.name + "' does not have");
         }
         return p;

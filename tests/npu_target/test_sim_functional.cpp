@@ -261,3 +261,49 @@ TEST(SimFunctional, CastsFollowHalideSemantics) {
     EXPECT_EQ(run(DType::FP32, DType::FP16, {1.0 + 1.0 / 2048, 65520.0}),
               (std::vector<double>{1.0, INFINITY}));
 }
+
+// fp32 -> fp16 rounding of the vector unit equals DType.h's conversion on every
+// fp16 value, every exact tie between neighbours and one ulp either side of it
+// (subnormals, the normal range, the overflow edge, both signs).
+TEST(SimFunctional, Fp16RoundingMatchesDTypeConversion) {
+    std::vector<float> vals;
+    for (uint32_t h = 0; h < 0x7c00; h += 1) {
+        float lo = fp16_to_fp32(static_cast<uint16_t>(h)), hi = fp16_to_fp32(static_cast<uint16_t>(h + 1));
+        float mid = lo + (hi - lo) / 2; // exact in binary32
+        for (float v : {lo, mid, std::nextafter(mid, 0.0f), std::nextafter(mid, 1e9f)}) {
+            vals.push_back(v);
+            vals.push_back(-v);
+        }
+    }
+    vals.push_back(65520.0f);
+    vals.push_back(1e30f);
+    vals.push_back(std::nanf(""));
+    while (vals.size() % 16) {
+        vals.push_back(0.0f); // whole 32-B units for the DMA descriptors
+    }
+    const int chunk = 16384;
+    for (size_t off = 0; off < vals.size(); off += chunk) {
+        const int n = static_cast<int>(std::min<size_t>(chunk, vals.size() - off));
+        ProgramBuilder b(ascend());
+        b.arg("a", DType::FP32, {n});
+        b.arg("d", DType::FP16, {n}, true);
+        b.li(10, 0);
+        b.li(11, 65536);
+        b.li(20, n);
+        b.dma("MTE2", "UB", "GM", 10, 1, b.desc_contig(int64_t(n) * 4));
+        b.sync(Pipe::MTE2, Pipe::V);
+        Instr &c = b.vec(Op::VCAST, DType::FP32, 11, 10, 0, 20);
+        c.dtype2 = DType::FP16;
+        b.sync(Pipe::V, Pipe::MTE3);
+        b.dma("MTE3", "GM", "UB", 2, 11, b.desc_contig(int64_t(n) * 2));
+        b.end();
+        std::vector<Tensor> args{Tensor("a", DType::FP32, {n}), Tensor("d", DType::FP16, {n})};
+        std::memcpy(args[0].data.data(), vals.data() + off, size_t(n) * 4);
+        sim::simulate(b.p, ascend(), args);
+        for (int i = 0; i < n; ++i) {
+            uint16_t got;
+            std::memcpy(&got, args[1].data.data() + 2 * i, 2);
+            ASSERT_EQ(got, fp32_to_fp16(vals[off + i])) << "value " << vals[off + i];
+        }
+    }
+}

@@ -1,0 +1,102 @@
+// tessel sim: runs an NPU program (a .tsl binary, or assembly text) on the
+// simulator with random or zero inputs and prints the summary: total cycles,
+// busy % per pipe, bytes and achieved B/cycle per engine edge.
+#include "tools/Commands.h"
+
+#include "npu_target/arch/ArchSpec.h"
+#include "npu_target/common/Error.h"
+#include "npu_target/isa/Asm.h"
+#include "npu_target/isa/Binary.h"
+#include "npu_target/sim/Simulator.h"
+
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <random>
+
+namespace tessel::cli {
+
+namespace {
+
+struct SimCliOptions {
+    std::string program;
+    std::string arch = "ascend-like";
+    std::string trace;
+    std::string inputs = "random";
+    uint64_t seed = 1;
+    uint64_t max_cycles = 0;
+    bool no_race_check = false;
+};
+
+isa::Program load_program(const std::string &path, const ArchSpec &arch) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) {
+        user_error("tessel sim: cannot open '", path, "'");
+    }
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (bytes.size() >= 4 && bytes[0] == 'T' && bytes[1] == 'S' && bytes[2] == 'S' && bytes[3] == 'L') {
+        isa::Program p = isa::read_program(bytes, path);
+        isa::check_program_against_arch(p, arch);
+        return p;
+    }
+    return isa::assemble(std::string(bytes.begin(), bytes.end()), path, &arch);
+}
+
+int run_sim(const SimCliOptions &o) {
+    ArchSpec arch = load_arch(o.arch);
+    isa::Program prog = load_program(o.program, arch);
+    std::vector<Tensor> args;
+    std::mt19937_64 rng(o.seed);
+    for (const auto &a : prog.args) {
+        Tensor t(a.name, a.dtype, a.shape);
+        if (a.is_output) {
+            poison(t);
+        } else if (o.inputs == "random") {
+            fill_random(t, rng);
+        }
+        args.push_back(std::move(t));
+    }
+    sim::SimOptions opt;
+    opt.trace = !o.trace.empty();
+    opt.max_cycles = o.max_cycles;
+    opt.check_races = !o.no_race_check;
+    sim::SimReport r = sim::simulate(prog, arch, args, opt);
+    std::cout << "kernel " << prog.kernel_name << " on " << arch.name << " (" << prog.cores << " core"
+              << (prog.cores == 1 ? "" : "s") << ")\n";
+    std::cout << sim::summarize(r);
+    if (arch.clock_hz > 0) {
+        std::cout << "time at " << arch.clock_hz / 1e9 << " GHz: " << static_cast<double>(r.cycles) / arch.clock_hz * 1e6
+                  << " us\n";
+    }
+    if (!o.trace.empty()) {
+        std::ofstream out(o.trace);
+        if (!out) {
+            user_error("tessel sim: cannot write the trace to '", o.trace, "'");
+        }
+        out << sim::trace_to_chrome_json(r, prog);
+        std::cout << "trace: " << o.trace << " (" << r.trace.size() << " events; open in ui.perfetto.dev)\n";
+    }
+    return 0;
+}
+
+} // namespace
+
+Command add_sim_command(CLI::App &root, GlobalOptions &) {
+    auto o = std::make_shared<SimCliOptions>();
+    Command c;
+    c.app = root.add_subcommand("sim", "run an NPU program (.tsl binary or assembly) on the cycle-approximate simulator");
+    c.app->add_option("program", o->program, "program file (.tsl binary or .s assembly)")->required();
+    c.app->add_option("--arch", o->arch, "arch preset name or JSON file")->capture_default_str();
+    c.app->add_option("--trace", o->trace, "write a Chrome/Perfetto trace JSON here");
+    c.app->add_option("--inputs", o->inputs, "input arguments: random or zeros")
+        ->check(CLI::IsMember({"random", "zeros"}))
+        ->capture_default_str();
+    c.app->add_option("--seed", o->seed, "random seed for the inputs")->capture_default_str();
+    c.app->add_option("--max-cycles", o->max_cycles, "stop with an error past this cycle (0 = no limit)");
+    c.app->add_flag("--no-race-check", o->no_race_check, "do not report unsynchronised cross-pipe accesses");
+    c.run = [o]() { return run_sim(*o); };
+    return c;
+}
+
+} // namespace tessel::cli
