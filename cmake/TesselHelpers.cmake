@@ -22,8 +22,18 @@ function(tessel_add_test)
     tessel_use_halide(${T_NAME})
   endif()
   include(GoogleTest)
+  # gtest_discover_tests flattens list-valued PROPERTIES (a second label or
+  # environment entry would become a property name), so the labels and the
+  # environment are set by a script CTest runs after the discovered tests exist.
   gtest_discover_tests(${T_NAME}
     WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
-    PROPERTIES LABELS "${T_LABELS}" ENVIRONMENT "TESSEL_SOURCE_DIR=${CMAKE_SOURCE_DIR};QT_QPA_PLATFORM=offscreen"
+    TEST_LIST ${T_NAME}_TESTS
     DISCOVERY_TIMEOUT 60)
+  set(props ${CMAKE_CURRENT_BINARY_DIR}/${T_NAME}_properties.cmake)
+  file(WRITE ${props}
+    "if(${T_NAME}_TESTS)\n"
+    "  set_tests_properties(\${${T_NAME}_TESTS} PROPERTIES LABELS \"${T_LABELS}\"\n"
+    "    ENVIRONMENT \"TESSEL_SOURCE_DIR=${CMAKE_SOURCE_DIR};QT_QPA_PLATFORM=offscreen\")\n"
+    "endif()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${props})
 endfunction()
