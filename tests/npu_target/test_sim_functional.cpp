@@ -2,6 +2,8 @@
 
 #include "SimTestUtil.h"
 
+#include "npu_target/isa/InstrTable.h"
+
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -304,6 +306,70 @@ TEST(SimFunctional, Fp16RoundingMatchesDTypeConversion) {
             uint16_t got;
             std::memcpy(&got, args[1].data.data() + 2 * i, 2);
             ASSERT_EQ(got, fp32_to_fp16(vals[off + i])) << "value " << vals[off + i];
+        }
+    }
+}
+
+// The same int8 GEMM tile on every preset, with whatever engines the preset has
+// from GM to the matrix operand levels and back: the simulator takes any
+// well-formed ArchSpec.
+TEST(SimFunctional, Int8GemmTileOnEveryPreset) {
+    for (const std::string &name : arch_presets()) {
+        ArchSpec a = load_arch(name);
+        auto engine_for = [&](const std::string &src, const std::string &dst) {
+            for (const auto &e : a.engines) {
+                for (const auto &ed : e.edges) {
+                    if (ed.src == src && ed.dst == dst) {
+                        return e.name;
+                    }
+                }
+            }
+            ADD_FAILURE() << name << ": no engine " << src << "->" << dst;
+            return std::string();
+        };
+        auto pipe_of = [&](const std::string &engine) {
+            for (const auto &e : a.engines) {
+                if (e.name == engine) {
+                    isa::Pipe p = Pipe::MTE2;
+                    isa::parse_pipe(e.pipe, p);
+                    return p;
+                }
+            }
+            return Pipe::MTE2;
+        };
+        const int m = 16, k = 64, n = 32;
+        ProgramBuilder b(a, "gemm_" + name);
+        b.arg("A", DType::Int8, {k, m});
+        b.arg("B", DType::Int8, {n, k});
+        b.arg("C", DType::Int32, {n, m}, true);
+        std::string ea = engine_for("GM", a.matrix.a_level), eb = engine_for("GM", a.matrix.b_level);
+        std::string ec = engine_for(a.matrix.c_level, "GM");
+        b.li(10, 0);
+        b.li(11, 4096);
+        b.li(12, 0);
+        b.dma(ea, a.matrix.a_level, "GM", 10, 1, b.desc_contig(m * k));
+        b.dma(eb, a.matrix.b_level, "GM", 11, 2, b.desc_contig(k * n));
+        b.barrier(Pipe::ALL); // engines may differ: drain them all before the matrix unit reads
+        b.mmad(DType::Int8, 12, 10, 11, m, k, n, true);
+        b.sync(Pipe::M, pipe_of(ec));
+        b.dma(ec, "GM", a.matrix.c_level, 3, 12, b.desc_contig(m * n * 4));
+        b.end();
+        std::vector<Tensor> args{Tensor("A", DType::Int8, {k, m}), Tensor("B", DType::Int8, {n, k}),
+                                 Tensor("C", DType::Int32, {n, m})};
+        std::mt19937_64 rng(9);
+        fill_random(args[0], rng);
+        fill_random(args[1], rng);
+        poison(args[2]);
+        auto r = sim::simulate(b.p, a, args);
+        EXPECT_GT(r.cycles, 0u);
+        for (int i = 0; i < m; ++i) {
+            for (int j = 0; j < n; ++j) {
+                int32_t acc = 0;
+                for (int kk = 0; kk < k; ++kk) {
+                    acc += static_cast<int32_t>(args[0].get(i * k + kk)) * static_cast<int32_t>(args[1].get(kk * n + j));
+                }
+                ASSERT_EQ(static_cast<int32_t>(args[2].get(i * n + j)), acc) << name << " " << i << "," << j;
+            }
         }
     }
 }
