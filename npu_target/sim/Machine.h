@@ -141,7 +141,7 @@ struct Machine {
     void check_and_record(Core &c, int pipe, uint32_t pc, uint64_t t, const Range *ranges, int n,
                           uint64_t read_until, uint64_t write_until);
 
-    // ---- Functional.cpp ----
+    // ---- Scalar.cpp, Vector.cpp, Matrix.cpp, Dma.cpp ----
     /** Executes a scalar-unit instruction; returns its extra latency (cycles beyond issue). */
     uint64_t exec_scalar(Core &c, const isa::Instr &in, uint32_t pc, uint64_t t, bool &branched);
     /** Vector instruction: effect + cycle cost; fills ranges (up to 3) for the race check. */
