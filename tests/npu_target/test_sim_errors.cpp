@@ -131,3 +131,38 @@ TEST(SimErrors, WrongArguments) {
                   .find("argument 0 ('in') must be fp16 of 32 bytes; got fp32 of 64 bytes"),
               std::string::npos);
 }
+
+TEST(SimErrors, ScalarLoadOutsideArguments) {
+    ProgramBuilder b(ascend());
+    b.arg("in", DType::Int32, {4});
+    Instr ld;
+    ld.op = Op::LD;
+    ld.dtype = DType::Int32;
+    ld.rd = 5;
+    ld.level = b.level("GM");
+    ld.ra = 1;
+    ld.imm = 16; // one past the end
+    b.emit(ld);
+    b.end();
+    EXPECT_NE(error_of(b.p, {Tensor("in", DType::Int32, {4})})
+                  .find("memory protection: core 0 pc 0 (ld) accesses GM [0x10010, 0x10014) (4 bytes): outside every "
+                        "argument buffer"),
+              std::string::npos);
+}
+
+// Write-after-read: the DMA overwrites a UB buffer the vector unit is still reading.
+TEST(SimErrors, OverwritingDataStillBeingReadIsARace) {
+    ProgramBuilder b(ascend());
+    b.arg("in", DType::FP16, {16384});
+    b.li(10, 0);
+    b.li(11, 65536);
+    b.li(20, 16384);
+    b.vec(Op::VEXP, DType::FP16, 11, 10, 0, 20); // reads UB [0, 32 KiB) for 256 cycles
+    b.dma("MTE2", "UB", "GM", 10, 1, b.desc_contig(32768));
+    b.end();
+    std::string msg = error_of(b.p, {Tensor("in", DType::FP16, {16384})});
+    EXPECT_NE(msg.find("pc 4 (dma) on pipe MTE2 writes UB [0x0, 0x8000) while pc 3 (vexp) on pipe V is still reading "
+                       "it (until cycle 259); add set_flag/wait_flag between V and MTE2"),
+              std::string::npos)
+        << msg;
+}

@@ -244,3 +244,40 @@ TEST(SimTiming, MatrixUnitCostAndFillDrain) {
     EXPECT_EQ(second, 64u);
     EXPECT_EQ(r.cycles, 3 + 96 + 64 + 16u); // 3 LIs issue first, +latency 16 at the end
 }
+
+// A full pipe queue stalls the front end: 40 vector instructions of 8 cycles into
+// a queue of 32 entries; issue waits for the vector unit to take the 33rd.
+TEST(SimTiming, FullQueueStallsIssue) {
+    ProgramBuilder b(ascend());
+    b.li(2, 0);
+    b.li(5, 1024); // 8 repeats of fp16
+    for (int i = 0; i < 40; ++i) {
+        b.vec(Op::VRELU, DType::FP16, 2, 2, 0, 5);
+    }
+    b.end();
+    std::vector<Tensor> args;
+    auto r = sim::simulate(b.p, ascend(), args);
+    uint64_t s_stall = 0, v_busy = 0;
+    for (const auto &p : r.pipes) {
+        if (p.pipe == "S") {
+            s_stall = p.stall_cycles;
+        }
+        if (p.pipe == "V") {
+            v_busy = p.busy_cycles;
+        }
+    }
+    EXPECT_EQ(v_busy, 40u * 8);
+    EXPECT_EQ(r.cycles, 2u + 40 * 8);
+    // Without the stall the front end would reach END at cycle 42; it is blocked
+    // on the full queue (7 times) and then waits at END for the drain.
+    EXPECT_GT(s_stall, 40u * 8 - 42);
+    // The front end reaches END only after the vector unit has taken enough
+    // instructions: the 40th issues when the 8th has left the queue (cycle 2 + 7*8).
+    uint64_t end_reached = 0;
+    for (const auto &e : r.trace) {
+        if (e.op == Op::END) {
+            end_reached = e.start;
+        }
+    }
+    EXPECT_EQ(end_reached, 2u + 7 * 8 + 1);
+}
