@@ -1,0 +1,202 @@
+// Schema versions and refusals: migrating the v1 fixture (with data), the
+// ladder's single transaction, newer-version / non-SQLite / damaged / foreign
+// files refused with their messages and left byte-for-byte unchanged.
+#include "DbTestUtil.h"
+
+#include "database/Interchange.h"
+#include "database/Schema.h"
+
+using namespace tessel::db;
+using namespace tessel::db::test;
+
+namespace {
+
+std::string fixture(const std::string &name) { return read_bytes(std::string(TESSEL_DB_FIXTURES) + "/" + name); }
+
+/** Builds a database file from an SQL dump (as an old tessel would have left it). */
+void load_dump(const std::filesystem::path &db, const std::string &sql) {
+    Connection c(db.string(), Connection::Mode::ReadWriteCreate);
+    c.exec(sql);
+}
+
+std::string open_error(const std::filesystem::path &p) {
+    try {
+        ScheduleStore::open(p.string());
+    } catch (const DatabaseError &e) {
+        return e.what();
+    }
+    return "(opened)";
+}
+
+bool has_column(Connection &c, const std::string &table, const std::string &column) {
+    Statement s = c.prepare("SELECT name FROM pragma_table_info(?) ORDER BY cid");
+    s.bind(1, table);
+    while (s.step()) {
+        if (s.get_text(0) == column) {
+            return true;
+        }
+    }
+    return false;
+}
+
+TEST(Schema, MigratesV1FixtureWithData) {
+    auto dir = fresh_dir("migrate_v1");
+    load_dump(dir / "old.db", fixture("schema_v1.sql"));
+    {
+        Connection c((dir / "old.db").string(), Connection::Mode::ReadOnly);
+        ASSERT_EQ(schema_version(c), 1);
+        ASSERT_FALSE(has_column(c, "results", "l2_hit_bytes"));
+    }
+    ScheduleStore store = ScheduleStore::open((dir / "old.db").string());
+    EXPECT_EQ(schema_version(store.connection()), 2);
+    EXPECT_TRUE(has_column(store.connection(), "results", "l2_hit_bytes"));
+    EXPECT_EQ(store.connection().query_int(
+                  "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'results_compare'"),
+              1);
+    // Every v1 record survived, and the queries work on them.
+    EXPECT_EQ(store.results().size(), 3u);
+    EXPECT_EQ(store.schedules().at(1).parent_id, 1);
+    auto best = store.best("gemm", R"({"K":256,"M":256,"N":256,"dtype":"fp16"})", "0123456789abcdef");
+    ASSERT_TRUE(best);
+    EXPECT_EQ(best->uid, "00000000000000000000000000000002");
+    EXPECT_EQ(best->simulated_cycles, 50000);
+    EXPECT_FALSE(best->l2_hit_bytes);
+    EXPECT_EQ(store.history("gemm", R"({"K":"256","M":"256","N":"256","dtype":"fp16"})", "0123456789abcdef")
+                  .back()
+                  .error_text,
+              "stage(A, L1) at C.ko needs 288 KiB with buffers=2; L1 has 256 KiB");
+    // The new column is usable after the migration.
+    ResultRecord r = store.results().at(0);
+    r.uid.clear();
+    r.l2_hit_bytes = 4096;
+    int64_t id = store.add_result(r);
+    EXPECT_EQ(store.results().back().id, id);
+    EXPECT_EQ(store.results().back().l2_hit_bytes, 4096);
+}
+
+TEST(Schema, FixtureMatchesStepOne) {
+    // The fixture's tables are exactly what step 1 creates today (a changed
+    // shipped step would otherwise go unnoticed).
+    Connection fresh(":memory:", Connection::Mode::ReadWriteCreate);
+    migrate(fresh, 1);
+    Connection old(":memory:", Connection::Mode::ReadWriteCreate);
+    old.exec(fixture("schema_v1.sql"));
+    auto schema_of = [](Connection &c) {
+        std::string out;
+        Statement s = c.prepare("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name");
+        while (s.step()) {
+            out += s.get_text(0) + "\n";
+        }
+        return out;
+    };
+    EXPECT_EQ(schema_of(fresh), schema_of(old));
+}
+
+TEST(Schema, FailedMigrationRollsBackEverything) {
+    auto dir = fresh_dir("migrate_fail");
+    load_dump(dir / "old.db", fixture("schema_v1.sql"));
+    {
+        // Sabotage: v2 creates results_compare; an index of that name exists.
+        Connection c((dir / "old.db").string(), Connection::Mode::ReadWrite);
+        c.exec("CREATE INDEX results_compare ON results (created)");
+    }
+    std::string err = open_error(dir / "old.db");
+    EXPECT_NE(err.find("index results_compare already exists"), std::string::npos) << err;
+    Connection c((dir / "old.db").string(), Connection::Mode::ReadOnly);
+    EXPECT_EQ(schema_version(c), 1);
+    EXPECT_FALSE(has_column(c, "results", "l2_hit_bytes")) << "the ALTER TABLE of the same step was rolled back";
+    EXPECT_EQ(c.query_int("SELECT count(*) FROM results"), 3);
+}
+
+TEST(Schema, ErrorNewerVersionRefused) {
+    auto dir = fresh_dir("newer");
+    auto path = dir / "tessel.db";
+    {
+        ScheduleStore::open(path.string());
+        Connection c(path.string(), Connection::Mode::ReadWrite);
+        c.exec("PRAGMA user_version = 7");
+    }
+    std::string before = read_bytes(path);
+    EXPECT_EQ(open_error(path),
+              path.string() + " has schema version 7; this tessel understands up to 2: upgrade tessel");
+    EXPECT_EQ(read_bytes(path), before);
+}
+
+TEST(Schema, ErrorGarbageFileRefusedAndUntouched) {
+    auto dir = fresh_dir("garbage");
+    auto path = dir / "tessel.db";
+    std::string garbage = "this is not a database, it is a shopping list\n";
+    for (int i = 0; i < 200; i++) {
+        garbage += static_cast<char>((i * 37) & 0xff);
+    }
+    std::ofstream(path, std::ios::binary) << garbage;
+    EXPECT_EQ(open_error(path), path.string() +
+                                    " is not a SQLite database (its first bytes are not \"SQLite format 3\"); "
+                                    "tessel refuses to open it and left it untouched");
+    EXPECT_EQ(read_bytes(path), garbage);
+    EXPECT_FALSE(std::filesystem::exists(path.string() + "-wal"));
+}
+
+TEST(Schema, ErrorDamagedSqliteFileRefusedAndUntouched) {
+    auto dir = fresh_dir("damaged");
+    auto path = dir / "tessel.db";
+    {
+        ScheduleStore s = ScheduleStore::open(path.string());
+        s.record_run(make_run(1, 100));
+        s.connection().exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    }
+    // Keep the magic, wreck the rest of the header (page size, formats).
+    std::string bytes = read_bytes(path);
+    for (size_t i = 16; i < 100; i++) {
+        bytes[i] = static_cast<char>(0xA5);
+    }
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+    std::string err = open_error(path);
+    EXPECT_EQ(err.rfind(path.string() + " is not a Tessel database or is damaged (SQLite: ", 0), 0u) << err;
+    EXPECT_NE(err.find("); it was left untouched"), std::string::npos) << err;
+    EXPECT_EQ(read_bytes(path), bytes);
+}
+
+TEST(Schema, ErrorForeignSqliteDatabaseRefused) {
+    auto dir = fresh_dir("foreign");
+    auto path = dir / "places.sqlite";
+    {
+        Connection c(path.string(), Connection::Mode::ReadWriteCreate);
+        c.exec("CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url TEXT); CREATE TABLE bookmarks (id INTEGER)");
+    }
+    std::string before = read_bytes(path);
+    EXPECT_EQ(open_error(path), path.string() +
+                                    " is a SQLite database of another program (tables: bookmarks, moz_places); "
+                                    "tessel refuses to use it and left it untouched");
+    EXPECT_EQ(read_bytes(path), before);
+}
+
+TEST(Schema, ErrorVersionedButNotOurs) {
+    auto dir = fresh_dir("notours");
+    auto path = dir / "x.db";
+    {
+        Connection c(path.string(), Connection::Mode::ReadWriteCreate);
+        c.exec("CREATE TABLE generators (id INTEGER); PRAGMA user_version = 1");
+    }
+    EXPECT_EQ(open_error(path), path.string() +
+                                    " has schema version 1 but no table 'instances'; it is not a Tessel database "
+                                    "and was left untouched");
+}
+
+TEST(Schema, ErrorCannotCreateDirectory) {
+    auto dir = fresh_dir("nodir");
+    std::ofstream(dir / "file") << "x";
+    std::string err = open_error(dir / "file" / "sub" / "tessel.db");
+    EXPECT_EQ(err.rfind("cannot create the directory " + (dir / "file" / "sub").string() + " for ", 0), 0u) << err;
+}
+
+TEST(Schema, ReopenIsIdempotent) {
+    auto dir = fresh_dir("reopen");
+    auto path = (dir / "tessel.db").string();
+    ScheduleStore::open(path).record_run(make_run(1, 100));
+    ScheduleStore again = ScheduleStore::open(path);
+    EXPECT_EQ(schema_version(again.connection()), kSchemaVersion);
+    EXPECT_EQ(again.results().size(), 1u);
+}
+
+} // namespace
