@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,23 @@ Command add_isa_command(CLI::App &root, GlobalOptions &g);
 Command add_compile_command(CLI::App &root, GlobalOptions &g);
 Command add_run_command(CLI::App &root, GlobalOptions &g);
 Command add_sim_command(CLI::App &root, GlobalOptions &g);
+
+Command add_db_command(CLI::App &root, GlobalOptions &g);
+
+/** `tessel db verify` re-runs each stored verified result through this hook;
+ * the lead wires it to the compile/simulate/verify path with set_db_verifier()
+ * (e.g. in main, before parsing). Until then `db verify` fails with "db verify:
+ * not available in this build". The hook returns nullopt when the schedule
+ * still verifies on the arch, else the reason it no longer does (stored in the
+ * result's error text). */
+struct DbVerifyRequest {
+    std::string generator;
+    std::string params_json;   // canonical: {"K":"256","M":"256"} (resolved)
+    std::string arch_json;     // canonical ArchSpec JSON (parse_arch reads it)
+    std::string schedule_json; // canonical ScheduleSpec JSON
+};
+using DbVerifier = std::function<std::optional<std::string>(const DbVerifyRequest &)>;
+void set_db_verifier(DbVerifier v);
 
 } // namespace tessel::cli
 

@@ -26,6 +26,7 @@ int main(int argc, char **argv) {
     commands.push_back(cli::add_compile_command(app, global));
     commands.push_back(cli::add_run_command(app, global));
     commands.push_back(cli::add_sim_command(app, global));
+    commands.push_back(cli::add_db_command(app, global));
 
     try {
         app.parse(argc, argv);

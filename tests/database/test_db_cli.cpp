@@ -1,0 +1,173 @@
+// `tessel db ...` end to end on the built program: each subcommand's output,
+// exit codes (0 ok, 1 user error with the message on stderr, 2 bad usage), and
+// --db / TESSEL_DB selecting the file.
+#include "DbTestUtil.h"
+
+#include "database/Interchange.h"
+
+#include <cstdio>
+#include <sys/wait.h>
+
+using namespace tessel::db;
+using namespace tessel::db::test;
+
+namespace {
+
+struct Result {
+    int code = -1;
+    std::string out, err;
+};
+
+Result tessel_cli(const std::string &args, const std::string &env = "") {
+    std::string err_file = testing::TempDir() + "tessel_db_cli_stderr.txt";
+    std::string cmd = env + " " + std::string(TESSEL_BIN) + " " + args + " 2>" + err_file;
+    Result r;
+    FILE *p = popen(cmd.c_str(), "r");
+    if (!p) {
+        return r;
+    }
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) {
+        r.out.append(buf, n);
+    }
+    int status = pclose(p);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.err = read_bytes(err_file);
+    return r;
+}
+
+bool has(const std::string &text, const std::string &what) { return text.find(what) != std::string::npos; }
+
+class DbCli : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir = fresh_dir(std::string("cli_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        db = (dir / "tessel.db").string();
+        ScheduleStore s = ScheduleStore::open(db);
+        s.record_run(make_run(16, 900));
+        RunRecord child = make_run(32, 400);
+        child.parent_schedule_id = 1;
+        child.note = "bigger tile";
+        s.record_run(child);
+        s.record_run(make_run(64, 100, false));
+        s.record_run(make_run(32, 300, true, kArchB));
+    }
+    std::filesystem::path dir;
+    std::string db;
+};
+
+TEST_F(DbCli, ListShowsSchedules) {
+    Result r = tessel_cli("db list --db " + db);
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(has(r.out, "id  hash")) << r.out;
+    EXPECT_TRUE(has(r.out, "bigger tile")) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 4) << r.out;
+}
+
+TEST_F(DbCli, DbFileFromEnvironment) {
+    Result r = tessel_cli("db list", "TESSEL_DB=" + db);
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(has(r.out, "bigger tile")) << r.out;
+}
+
+TEST_F(DbCli, ShowPrintsSpecAndResultsPerTarget) {
+    Result r = tessel_cli("db --db " + db + " show 2");
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(has(r.out, "parent: #1")) << r.out;
+    EXPECT_TRUE(has(r.out, "\"size\": 32")) << r.out;
+    EXPECT_TRUE(has(r.out, "on ascend-like")) << r.out;
+    EXPECT_TRUE(has(r.out, "on gemmini-like")) << r.out;
+    EXPECT_TRUE(has(r.out, "results (2):")) << r.out;
+}
+
+TEST_F(DbCli, BestResolvesDefaultParamsAndIsTargetAware) {
+    Result r = tessel_cli("db best -g gemm -p M=256 --arch ascend-like --db " + db);
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(has(r.out, "best for gemm (K=256,M=256,N=256,dtype=fp16) on ascend-like")) << r.out;
+    EXPECT_TRUE(has(r.out, "sim 400")) << r.out << " (the 100-cycle result is unverified)";
+    Result b = tessel_cli("db best -g gemm --arch gemmini-like --db " + db);
+    EXPECT_EQ(b.code, 0) << b.err;
+    EXPECT_TRUE(has(b.out, "sim 300")) << b.out;
+}
+
+TEST_F(DbCli, HistoryAndCompare) {
+    Result h = tessel_cli("db history -g gemm --arch ascend-like --db " + db);
+    EXPECT_EQ(h.code, 0) << h.err;
+    EXPECT_TRUE(has(h.out, "3 result(s)")) << h.out;
+    EXPECT_TRUE(has(h.out, "UNVERIFIED")) << h.out;
+    Result c = tessel_cli("db compare 1 2 --arch ascend-like --db " + db);
+    EXPECT_EQ(c.code, 0) << c.err;
+    EXPECT_TRUE(has(c.out, "gemm (K=256,M=256,N=256,dtype=fp16): 900 vs 400 cycles")) << c.out;
+}
+
+TEST_F(DbCli, ExportImportMerge) {
+    std::string file = (dir / "out.json").string(), other = (dir / "other.db").string();
+    Result e = tessel_cli("db export " + file + " --db " + db);
+    EXPECT_EQ(e.code, 0) << e.err;
+    EXPECT_TRUE(has(e.out, "exported 3 schedule(s), 4 result(s)")) << e.out;
+    Result i = tessel_cli("db import " + file + " --db " + other);
+    EXPECT_EQ(i.code, 0) << i.err;
+    EXPECT_TRUE(has(i.out, "1 generator(s), 1 instance(s), 2 target(s), 3 schedule(s), 4 result(s) added")) << i.out;
+    ScheduleStore::open(other).record_run(make_run(8, 50));
+    Result m = tessel_cli("db merge " + other + " --db " + db);
+    EXPECT_EQ(m.code, 0) << m.err;
+    EXPECT_TRUE(has(m.out, "0 target(s), 1 schedule(s), 1 result(s) added")) << m.out;
+}
+
+TEST_F(DbCli, ErrorShowUnknownId) {
+    Result r = tessel_cli("db show 99 --db " + db);
+    EXPECT_EQ(r.code, 1);
+    EXPECT_EQ(r.err, "tessel: error: db show: no schedule with id 99 in " + db + " (tessel db list shows the ids)\n");
+}
+
+TEST_F(DbCli, ErrorBestWithoutVerifiedResult) {
+    Result r = tessel_cli("db best -g gemm -p M=64 --arch ascend-like --db " + db);
+    EXPECT_EQ(r.code, 1);
+    EXPECT_TRUE(has(r.err, "tessel: error: db best: no verified result for gemm (K=256,M=64,N=256,dtype=fp16) on "
+                           "ascend-like ("))
+        << r.err;
+}
+
+TEST_F(DbCli, ErrorUnknownArch) {
+    Result r = tessel_cli("db history -g gemm --arch nope --db " + db);
+    EXPECT_EQ(r.code, 1);
+    EXPECT_TRUE(has(r.err, "tessel: error: no target 'nope' in " + db + "; stored targets: ascend-like (")) << r.err;
+}
+
+TEST_F(DbCli, ErrorVerifyNotWired) {
+    Result r = tessel_cli("db verify --db " + db);
+    EXPECT_EQ(r.code, 1);
+    EXPECT_EQ(r.err, "tessel: error: db verify: not available in this build (the compile/simulate path is not "
+                     "wired to the database)\n");
+}
+
+TEST_F(DbCli, ErrorGarbageFileLeftUntouched) {
+    std::string bad = (dir / "bad.db").string();
+    std::ofstream(bad) << "garbage, not sqlite";
+    Result r = tessel_cli("db list --db " + bad);
+    EXPECT_EQ(r.code, 1);
+    EXPECT_EQ(r.err, "tessel: error: " + bad +
+                         " is not a SQLite database (its first bytes are not \"SQLite format 3\"); tessel refuses "
+                         "to open it and left it untouched\n");
+    EXPECT_EQ(read_bytes(bad), "garbage, not sqlite");
+}
+
+TEST_F(DbCli, ErrorImportUnreadableFile) {
+    Result r = tessel_cli("db import " + (dir / "missing.json").string() + " --db " + db);
+    EXPECT_EQ(r.code, 1);
+    EXPECT_EQ(r.err, "tessel: error: db import: cannot read " + (dir / "missing.json").string() + "\n");
+}
+
+TEST_F(DbCli, ErrorExportUnwritableFile) {
+    Result r = tessel_cli("db export " + (dir / "no" / "such" / "dir.json").string() + " --db " + db);
+    EXPECT_EQ(r.code, 1);
+    EXPECT_EQ(r.err, "tessel: error: db export: cannot write " + (dir / "no" / "such" / "dir.json").string() + "\n");
+}
+
+TEST_F(DbCli, BadUsageIsTwo) {
+    EXPECT_EQ(tessel_cli("db best --db " + db).code, 2);
+    EXPECT_EQ(tessel_cli("db").code, 2);
+}
+
+} // namespace
