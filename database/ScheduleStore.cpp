@@ -224,14 +224,34 @@ std::vector<ResultRecord> ScheduleStore::query_results(const std::string &where_
 std::optional<ResultRecord> ScheduleStore::best(const std::string &generator, const std::string &params_json,
                                                 const std::string &arch_hash) {
     std::string p = canonical_params(params_json);
-    auto rows = query_results("WHERE g.name = ? AND i.params_json = ? AND t.arch_hash = ? AND r.verified = 1 "
-                              "AND r.simulated_cycles IS NOT NULL "
-                              "ORDER BY r.simulated_cycles ASC, r.created DESC, r.id DESC LIMIT 1",
-                              [&](Statement &s) { s.bind(1, generator).bind(2, p).bind(3, arch_hash); });
-    if (rows.empty()) {
+    // One indexed probe per (instance, target): a generator name may have
+    // several algorithm hashes, and a join over them would make SQLite sort
+    // every verified result instead of reading the first index entry.
+    std::optional<int64_t> target = find_id(*conn_, "SELECT id FROM targets WHERE arch_hash = ?", {arch_hash});
+    if (!target) {
         return std::nullopt;
     }
-    return rows.front();
+    Statement inst = conn_->prepare("SELECT i.id FROM instances i JOIN generators g ON g.id = i.generator_id "
+                                    "WHERE g.name = ? AND i.params_json = ? ORDER BY i.id ASC");
+    inst.bind(1, generator).bind(2, p);
+    std::optional<ResultRecord> best;
+    while (inst.step()) {
+        int64_t instance_id = inst.get_int(0);
+        auto rows = query_results("WHERE r.instance_id = ? AND r.target_id = ? AND r.verified = 1 "
+                                  "AND r.simulated_cycles IS NOT NULL "
+                                  "ORDER BY r.simulated_cycles ASC, r.created DESC, r.id DESC LIMIT 1",
+                                  [&](Statement &s) { s.bind(1, instance_id).bind(2, *target); });
+        if (rows.empty()) {
+            continue;
+        }
+        const ResultRecord &r = rows.front();
+        if (!best || *r.simulated_cycles < *best->simulated_cycles ||
+            (*r.simulated_cycles == *best->simulated_cycles &&
+             (r.created > best->created || (r.created == best->created && r.id > best->id)))) {
+            best = r;
+        }
+    }
+    return best;
 }
 
 std::vector<ResultRecord> ScheduleStore::history(const std::string &generator, const std::string &params_json,
