@@ -388,7 +388,7 @@ private:
             if (!f.has_update_definition()) {
                 user_error(ctx(), ": ", d.func, " has no update definition; accumulate_in keeps a reduction's accumulator");
             }
-            npu_.accumulate.push_back({d.id, f.name(), d.level});
+            npu_.accumulate.push_back({d.id, f.name(), d.level, d.buffers});
             provenance(f.name());
             return;
         }
@@ -650,11 +650,13 @@ std::vector<std::string> check_footprints(const Internal::Stmt &s, const NpuSche
             warnings.push_back(where(d, i) + ": the size of " + d.func + " is not a constant, so its footprint is not checked");
             continue;
         }
-        if (static_cast<uint64_t>(it->second) > lv->size_bytes) {
-            user_error(where(d, i), ": accumulate_in(", d.func, ", ", acc.level, ") needs ", format_bytes(it->second),
-                       " for the ", d.func, " tile; ", acc.level, " has ", format_bytes(static_cast<int64_t>(lv->size_bytes)));
+        const int64_t need = it->second * std::max(1, acc.buffers);
+        if (static_cast<uint64_t>(need) > lv->size_bytes) {
+            user_error(where(d, i), ": accumulate_in(", d.func, ", ", acc.level, ") needs ", format_bytes(need),
+                       " for the ", d.func, " tile", acc.buffers > 1 ? " with buffers=" + std::to_string(acc.buffers) : "",
+                       "; ", acc.level, " has ", format_bytes(static_cast<int64_t>(lv->size_bytes)));
         }
-        per_level[acc.level].emplace_back(d.func, it->second);
+        per_level[acc.level].emplace_back(d.func, need);
     }
     for (const auto &kv : per_level) {
         int64_t total = 0;

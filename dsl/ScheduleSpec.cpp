@@ -56,7 +56,7 @@ const std::vector<KindSpec> &kind_table() {
          {{"stage", Slot::Stage, false}, {"var", Slot::Var0, true}, {"cores", Slot::Cores, false}}},
         {DirectiveKind::Stage, "stage",
          {{"level", Slot::Level, true}, {"at", Slot::At, true}, {"buffers", Slot::Buffers, false}}},
-        {DirectiveKind::AccumulateIn, "accumulate_in", {{"level", Slot::Level, true}}},
+        {DirectiveKind::AccumulateIn, "accumulate_in", {{"level", Slot::Level, true}, {"buffers", Slot::Buffers, false}}},
         {DirectiveKind::Tensorize, "tensorize", {{"update", Slot::Update, true}, {"unit", Slot::Unit, false}}},
         {DirectiveKind::Layout, "layout", {{"format", Slot::Format, true}}},
     };
@@ -258,7 +258,7 @@ void check_values(const Directive &d, const std::string &ctx) {
             user_error(ctx, ": ", what, " must be a positive integer, got ", f);
         }
     }
-    if (d.kind == DirectiveKind::Stage && (d.buffers < 1 || d.buffers > 8)) {
+    if ((d.kind == DirectiveKind::Stage || d.kind == DirectiveKind::AccumulateIn) && (d.buffers < 1 || d.buffers > 8)) {
         user_error(ctx, ": buffers must be between 1 and 8, got ", d.buffers);
     }
     if (d.cores < 0) {
@@ -560,7 +560,7 @@ std::string schedule_to_cpp(const ScheduleSpec &s, const std::string &var) {
             call = "compute_inline()";
             break;
         case DirectiveKind::AccumulateIn:
-            call = "accumulate_in(" + q(d.level) + ")";
+            call = "accumulate_in(" + q(d.level) + (d.buffers != 1 ? ", " + std::to_string(d.buffers) : std::string()) + ")";
             break;
         case DirectiveKind::Tensorize:
             receiver = var + ".func(" + q(d.func) + ").update(" + std::to_string(d.stage) + ")";
@@ -678,9 +678,10 @@ FuncSchedule &FuncSchedule::store_at(const std::string &at_func, const std::stri
 FuncSchedule &FuncSchedule::compute_root() { return add(make(DirectiveKind::ComputeRoot)); }
 FuncSchedule &FuncSchedule::compute_inline() { return add(make(DirectiveKind::ComputeInline)); }
 
-FuncSchedule &FuncSchedule::accumulate_in(const std::string &level) {
+FuncSchedule &FuncSchedule::accumulate_in(const std::string &level, int buffers) {
     Directive d = make(DirectiveKind::AccumulateIn);
     d.level = level;
+    d.buffers = buffers;
     return add(d);
 }
 

@@ -116,7 +116,8 @@ public:
     FuncSchedule &store_at(const std::string &at_func, const std::string &at_loop);
     FuncSchedule &compute_root();
     FuncSchedule &compute_inline();
-    FuncSchedule &accumulate_in(const std::string &level);
+    /** buffers=2 keeps two accumulators, so one tile is written back while the next accumulates. */
+    FuncSchedule &accumulate_in(const std::string &level, int buffers = 1);
     FuncSchedule &tensorize(const std::string &unit = "matrix");
     FuncSchedule &layout(const std::string &format);
     /** Sets the id of the directive this handle added last. */

@@ -242,6 +242,12 @@ uint32_t NpuModule::provenance_id(const std::string &func, const std::string &lo
     return static_cast<uint32_t>(provenance.size() - 1);
 }
 
+int64_t BufferInfo::copy_bytes(const ArchSpec &arch) const {
+    const MemoryLevel *L = arch.find_level(level);
+    const int64_t align = L ? std::max(1, L->alignment) : 1;
+    return (bytes() + align - 1) / align * align;
+}
+
 const BufferInfo &NpuModule::buffer(const std::string &name) const {
     auto it = buffers.find(name);
     if (it == buffers.end()) {
@@ -269,6 +275,9 @@ std::string to_string(const NpuModule &m) {
         os << "buffer " << b.name << ": " << b.type << " x " << b.elems << " in " << b.level;
         if (b.buffers > 1) {
             os << " x" << b.buffers;
+            if (!b.rotate_loop.empty()) {
+                os << " rotating on " << b.rotate_loop;
+            }
         }
         if (b.offset >= 0) {
             os << " @" << b.offset;

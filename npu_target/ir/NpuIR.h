@@ -108,7 +108,11 @@ struct BufferInfo {
     bool is_arg = false;
     int arg_index = -1;
     int64_t offset = -1;     // byte offset in the level (set by allocate_buffers)
+    std::string rotate_loop; // multi-buffered: the loop whose iterations rotate the copies (set by multi_buffer)
+    std::vector<isa::Pipe> credit_readers; // reader pipes ordered by the credit protocol (set by insert_buffer_credits)
     int64_t bytes() const { return elems * type.bytes(); }
+    /** Bytes of one copy, rounded up to the level's alignment (copies are laid out back to back). */
+    int64_t copy_bytes(const ArchSpec &arch) const;
 };
 
 /** A buffer's placement and lifetime, in program order (statement counter of

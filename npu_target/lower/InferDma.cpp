@@ -62,13 +62,32 @@ private:
             why = "no transfer engine of " + arch.name + " moves data from " + s->second.level + " to " + d->second.level;
             return Stmt();
         }
+        // A dimension longer than the engine's count limit is split into an
+        // inner run of the largest divisor within the limit and an outer count.
+        CopyPattern split = c;
+        split.dims.clear();
         for (const CopyDim &dim : c.dims) {
-            if (dim.count > eng->max_count) {
+            if (dim.count <= eng->max_count) {
+                split.dims.push_back(dim);
+                continue;
+            }
+            int64_t f = eng->max_count;
+            while (f > 1 && dim.count % f != 0) {
+                f--;
+            }
+            if (f <= 1) {
                 why = "a copy dimension of " + std::to_string(dim.count) + " elements exceeds " + eng->name +
-                      "'s max_count " + std::to_string(eng->max_count);
+                      "'s max_count " + std::to_string(eng->max_count) + " and has no divisor within it";
                 return Stmt();
             }
+            split.dims.push_back({f, dim.dst_stride, dim.src_stride});
+            split.dims.push_back({dim.count / f, dim.dst_stride * f, dim.src_stride * f});
         }
+        return make_dma_dims(split, func, eng);
+    }
+
+    Stmt make_dma_dims(const CopyPattern &c, const std::string &func, const DmaEngine *eng) {
+        const ArchSpec &arch = *m_.arch;
         nir::DmaOp op;
         op.engine = static_cast<int>(eng - arch.engines.data());
         op.elem_bytes = c.type.bytes();

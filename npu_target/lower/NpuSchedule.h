@@ -31,6 +31,7 @@ struct AccumulateIn {
     std::string directive_id;
     std::string func;
     std::string level;
+    int buffers = 1; // 2: the next tile accumulates while this one is written back
 };
 
 /** tensorize(func, update, unit=matrix). */

@@ -45,6 +45,7 @@ private:
         for (const auto &a : in_.accumulate) {
             if (a.func == op->name) {
                 b.level = a.level;
+                b.buffers = std::max(1, a.buffers);
                 b.directive = a.directive_id;
             }
         }

@@ -44,7 +44,7 @@ private:
         nir::BufferInfo &b = m_.buffers.at(op->name);
         const MemoryLevel &L = *m_.arch->find_level(b.level);
         const int64_t align = std::max(1, L.alignment);
-        const int64_t copy = (b.bytes() + align - 1) / align * align;
+        const int64_t copy = b.copy_bytes(*m_.arch);
         const int64_t total = copy * b.buffers;
         int64_t at = (top_[b.level] + align - 1) / align * align;
         if (static_cast<uint64_t>(at + total) > L.size_bytes) {

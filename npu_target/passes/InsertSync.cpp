@@ -80,8 +80,65 @@ private:
     const nir::NpuModule &m_;
     using IRMutator::visit;
 
+    // Multi-buffered buffers are tracked per copy: "b#0" is the copy the
+    // current iteration of its rotation loop uses, "b#1" the one before, ...
+    std::string key(const std::string &buffer) const {
+        auto it = m_.buffers.find(buffer);
+        if (it != m_.buffers.end() && it->second.buffers > 1 && !it->second.rotate_loop.empty()) {
+            return buffer + "#0";
+        }
+        return buffer;
+    }
+    bool credit_covered(const std::string &key_name, Pipe reader) const {
+        std::string buf = key_name.substr(0, key_name.rfind('#'));
+        auto it = m_.buffers.find(buf);
+        if (it == m_.buffers.end()) {
+            return false;
+        }
+        const auto &cr = it->second.credit_readers;
+        return std::find(cr.begin(), cr.end(), reader) != cr.end();
+    }
+    // Crossing the back-edge of `loop`: the copies of buffers rotating on it age by one.
+    State aged(const State &st, const std::string &loop) const {
+        State r;
+        for (const auto &[pipe, bufs] : st) {
+            for (const auto &[k, p] : bufs) {
+                size_t hash = k.rfind('#');
+                if (hash == std::string::npos) {
+                    r[pipe][k] = p;
+                    continue;
+                }
+                std::string buf = k.substr(0, hash);
+                const nir::BufferInfo &b = m_.buffer(buf);
+                if (b.rotate_loop != loop) {
+                    r[pipe][k] = p;
+                    continue;
+                }
+                int age = (std::stoi(k.substr(hash + 1)) + 1) % b.buffers;
+                std::string nk = buf + "#" + std::to_string(age);
+                auto it = r[pipe].find(nk);
+                if (it == r[pipe].end()) {
+                    r[pipe][nk] = p;
+                } else {
+                    State one, two;
+                    one[pipe][nk] = it->second;
+                    two[pipe][nk] = p;
+                    r[pipe][nk] = merge(one, two)[pipe][nk];
+                }
+            }
+        }
+        return r;
+    }
+
     // The syncs needed before an access set; updates the state.
-    std::vector<Stmt> order(const Accesses &a) {
+    std::vector<Stmt> order(const Accesses &raw) {
+        Accesses a = raw;
+        for (auto &b : a.reads) {
+            b = key(b);
+        }
+        for (auto &b : a.writes) {
+            b = key(b);
+        }
         std::set<Pipe> need;
         for (const auto &[q, bufs] : state) {
             if (q == a.pipe) {
@@ -113,6 +170,9 @@ private:
         }
         if (a.pipe != Pipe::S) {
             for (const auto &b : a.reads) {
+                if (credit_covered(b, a.pipe)) {
+                    continue; // ordered against later writes by the credit protocol
+                }
                 Pending &p = state[a.pipe][b];
                 p.read = true;
                 p.ordered_for = {a.pipe};
@@ -172,19 +232,98 @@ private:
         state = merge(after_then, state);
         return with_syncs(syncs, IfThenElse::make(op->condition, then_case, else_case));
     }
+    // Orders, before a loop, everything its body will do against the accesses
+    // pending before the loop, so the body does not re-synchronise on them in
+    // every iteration. Only syncs are emitted; nothing is recorded as pending.
+    std::vector<Stmt> hoist(const Stmt &body) {
+        std::vector<Stmt> syncs;
+        for (const Accesses &acc : summarise(body)) {
+            State saved = state;
+            std::vector<Stmt> s = order(acc);
+            // Keep the ordering the syncs established, drop the accesses order() recorded.
+            State after = state;
+            state = saved;
+            for (auto &[pipe, bufs] : state) {
+                auto ait = after.find(pipe);
+                if (ait == after.end()) {
+                    bufs.clear();
+                    continue;
+                }
+                for (auto &[buf, p] : bufs) {
+                    auto bit = ait->second.find(buf);
+                    if (bit != ait->second.end() && !(acc.pipe == pipe)) {
+                        p.ordered_for.insert(bit->second.ordered_for.begin(), bit->second.ordered_for.end());
+                    }
+                }
+            }
+            for (auto it = state.begin(); it != state.end();) {
+                it = after.count(it->first) ? std::next(it) : state.erase(it);
+            }
+            syncs.insert(syncs.end(), s.begin(), s.end());
+        }
+        return syncs;
+    }
+    // Per pipe, the union of the buffers a statement reads and writes.
+    std::vector<Accesses> summarise(const Stmt &body) {
+        std::map<Pipe, Accesses> per;
+        struct Walk : public IRVisitor {
+            Sync *self;
+            std::map<Pipe, Accesses> *per;
+            using IRVisitor::visit;
+            void add(const Accesses &a) {
+                Accesses &d = (*per)[a.pipe];
+                d.pipe = a.pipe;
+                append(d.reads, a.reads);
+                append(d.writes, a.writes);
+                if (!a.scalar_reads.empty()) {
+                    Accesses &s = (*per)[Pipe::S];
+                    s.pipe = Pipe::S;
+                    append(s.reads, a.scalar_reads);
+                }
+            }
+            void visit(const Evaluate *op) override { add(accesses_of(self->m_, op)); }
+            void visit(const Store *op) override { add(accesses_of(self->m_, op)); }
+            void visit(const LetStmt *op) override {
+                Accesses a;
+                a.reads = loads_in(op->value);
+                add(a);
+                op->body.accept(this);
+            }
+            void visit(const IfThenElse *op) override {
+                Accesses a;
+                a.reads = loads_in(op->condition);
+                add(a);
+                op->then_case.accept(this);
+                if (op->else_case.defined()) {
+                    op->else_case.accept(this);
+                }
+            }
+        } w;
+        w.self = this;
+        w.per = &per;
+        body.accept(&w);
+        std::vector<Accesses> out;
+        for (auto &kv : per) {
+            out.push_back(kv.second);
+        }
+        return out;
+    }
+
     Stmt visit(const For *op) override {
         Accesses a;
         a.reads = loads_in(op->min);
         append(a.reads, loads_in(op->extent));
         std::vector<Stmt> syncs = order(a);
+        std::vector<Stmt> hoisted = hoist(op->body);
+        syncs.insert(syncs.end(), hoisted.begin(), hoisted.end());
         // Fixed point over the loop-carried state (the body may run again, or not at all).
         State entry = state;
         const bool saved_emit = emit;
         emit = false;
-        for (int iter = 0; iter < 8; iter++) {
+        for (int iter = 0; iter < 16; iter++) {
             state = entry;
             mutate(op->body);
-            State next = merge(entry, state);
+            State next = merge(entry, aged(state, op->name));
             if (next == entry) {
                 break;
             }
@@ -193,7 +332,7 @@ private:
         emit = saved_emit;
         state = entry;
         Stmt body = mutate(op->body);
-        state = merge(entry, state);
+        state = merge(entry, aged(state, op->name));
         return with_syncs(syncs, For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body));
     }
 };

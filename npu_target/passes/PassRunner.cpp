@@ -7,7 +7,9 @@
 #include "npu_target/lower/Tensorize.h"
 #include "npu_target/lower/Specialize.h"
 #include "npu_target/passes/AllocateBuffers.h"
+#include "npu_target/passes/BufferCredits.h"
 #include "npu_target/passes/InsertSync.h"
+#include "npu_target/passes/MultiBuffer.h"
 #include "npu_target/passes/SelectInstructions.h"
 
 #include <chrono>
@@ -29,7 +31,9 @@ const std::vector<Pass> &pass_table() {
         {{"infer_dma", "staging-copy loop nests become DMA descriptors on the edge's engine"}, infer_dma},
         {{"tensorize", "matrix-product loop nests marked by tensorize become MMAD on the matrix unit"}, tensorize},
         {{"select_vector_ops", "vector stores in the vector level become vector-unit operations"}, select_vector_ops},
+        {{"multi_buffer", "buffers=N: N copies rotating with the loop they are staged at"}, multi_buffer},
         {{"allocate_buffers", "byte offsets per level with lifetimes; overflow is an error"}, allocate_buffers},
+        {{"insert_buffer_credits", "multi-buffered copies: flags as credits so the writer runs ahead"}, insert_buffer_credits},
         {{"insert_sync", "set_flag/wait_flag and barriers for every cross-pipe dependency"}, insert_sync},
     };
     return table;

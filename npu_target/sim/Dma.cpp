@@ -119,8 +119,15 @@ DmaCost Machine::exec_dma(Core &c, const isa::Instr &in, const Queued &q, Range 
         }
         hit_rate = arch.chip.l2_rd_bytes_per_cycle > 0 && l2.enabled() ? arch.chip.l2_rd_bytes_per_cycle : miss_rate;
     }
-    if (dst_gm && arch.memories[dst].wr_bytes_per_cycle > 0) {
-        write_rate = std::min(write_rate, arch.memories[dst].wr_bytes_per_cycle);
+    if (dst_gm) {
+        // With an L2, GM writes land in the write-back L2 at its write rate; the
+        // HBM write-back is bounded at the end of the run (Simulator.cpp). Without
+        // one, they go to GM at its write rate.
+        double w = l2.enabled() && arch.chip.l2_wr_bytes_per_cycle > 0 ? arch.chip.l2_wr_bytes_per_cycle
+                                                                       : arch.memories[dst].wr_bytes_per_cycle;
+        if (w > 0) {
+            write_rate = std::min(write_rate, w);
+        }
     }
     const int64_t burst = std::max(1, e.burst_bytes);
     const uint64_t align = static_cast<uint64_t>(std::max(1, e.align_bytes));
@@ -157,6 +164,7 @@ DmaCost Machine::exec_dma(Core &c, const isa::Instr &in, const Queued &q, Range 
             }
             cycles += charged / (write_rate * mis);
             gm_bytes += charged;
+            report.gm_write_bytes += static_cast<int64_t>(charged);
         } else {
             cycles += charged / edge_bw;
         }

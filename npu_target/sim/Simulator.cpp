@@ -500,6 +500,19 @@ SimReport simulate(const isa::Program &prog, const ArchSpec &arch, std::vector<T
             cycles = std::max({cycles, ps.last_complete, ps.next_start});
         }
     }
+    // The write-back L2 absorbs GM writes at its own rate, but HBM must still
+    // take them: the run lasts at least as long as that drain.
+    for (const auto &L : m.arch.memories) {
+        if (L.off_chip && L.wr_bytes_per_cycle > 0 && m.arch.chip.l2_bytes > 0 && r.gm_write_bytes > 0) {
+            double rate = L.wr_bytes_per_cycle * ncores;
+            if (m.arch.chip.gm_aggregate_bytes_per_cycle > 0) {
+                rate = std::min(rate, m.arch.chip.gm_aggregate_bytes_per_cycle);
+            }
+            r.gm_write_drain_cycles = static_cast<uint64_t>(std::ceil(static_cast<double>(r.gm_write_bytes) / rate));
+            cycles = std::max(cycles, r.gm_write_drain_cycles);
+            break;
+        }
+    }
     r.cycles = cycles;
     for (auto &c : m.cores) {
         for (auto &ps : c.pipes) {

@@ -62,6 +62,9 @@ struct SimReport {
     std::vector<EdgeStats> edges;
     std::vector<TraceEvent> trace;
     int64_t l2_hit_bytes = 0, l2_miss_bytes = 0;
+    int64_t gm_write_bytes = 0;        // bytes written to GM (through the L2 when there is one)
+    uint64_t gm_write_drain_cycles = 0; // gm_write_bytes at the GM write rate: the run cannot end before
+                                        // the write-back L2 has drained them to HBM
     int cores = 1;
 };
 

@@ -4,6 +4,8 @@
 #include "dsl/Lowering.h"
 #include "npu_target/arch/ArchSpec.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <random>
 
 namespace tessel::test {
@@ -44,7 +46,14 @@ NpuRun run_npu(const std::string &generator, const ParamMap &given, const Schedu
         args.emplace_back(o.name, o.dtype, o.shape);
         poison(args.back());
     }
-    r.backend = run_backend(lowered.stmt, in);
+    PassOptions opt;
+    if (const char *d = std::getenv("TESSEL_DUMP_AFTER")) {
+        opt.dump_after = d;
+    }
+    r.backend = run_backend(lowered.stmt, in, opt);
+    for (const auto &[pass, text] : r.backend.dumps) {
+        std::fprintf(stderr, "=== after %s ===\n%s\n", pass.c_str(), text.c_str());
+    }
     r.report = sim::simulate(r.backend.program, arch, args);
     const Tensor &got = args[lowered.inputs.size()];
     r.cmp = compare(got, want[0], atol, rtol);

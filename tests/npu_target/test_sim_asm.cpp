@@ -33,8 +33,10 @@ TEST(SimAsm, Copy16KiBRunsAtTheDocumentedEfficiency) {
     auto r = sim::simulate(p, a, args);
     EXPECT_EQ(args[1].data, args[0].data);
     EXPECT_EQ(test::edge(r, "GM", "UB").busy_cycles, 576u);
-    EXPECT_EQ(test::edge(r, "UB", "GM").busy_cycles, 576u);
+    // GM writes go into the write-back L2 at min(edge 64, L2 write 86) B/cycle: 64 + 16384/64.
+    EXPECT_EQ(test::edge(r, "UB", "GM").busy_cycles, 320u);
     // li (1) + MTE2 576 + latency 500 (the flag fires when the data is visible)
-    // + MTE3 576 + latency 500.
-    EXPECT_EQ(r.cycles, 1u + 576 + 500 + 576 + 500);
+    // + MTE3 320 + latency 500; the HBM drain of 16 KiB at 32 B/cycle (512) is shorter.
+    EXPECT_EQ(r.cycles, 1u + 576 + 500 + 320 + 500);
+    EXPECT_EQ(r.gm_write_drain_cycles, 512u);
 }

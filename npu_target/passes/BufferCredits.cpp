@@ -1,0 +1,194 @@
+#include "npu_target/passes/BufferCredits.h"
+
+#include "npu_target/common/Error.h"
+#include "npu_target/passes/InsertSync.h"
+
+#include <set>
+
+namespace tessel {
+
+using namespace Halide;
+using namespace Halide::Internal;
+using isa::Pipe;
+
+namespace {
+
+bool contains(const std::vector<std::string> &v, const std::string &s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+// Pipes that write and read `buffer` anywhere in a statement.
+struct Users : public IRVisitor {
+    const nir::NpuModule &m;
+    std::string buffer;
+    std::set<Pipe> writers, readers;
+    Users(const nir::NpuModule &m, std::string b) : m(m), buffer(std::move(b)) {}
+    using IRVisitor::visit;
+    void note(const Accesses &a) {
+        if (contains(a.writes, buffer)) {
+            writers.insert(a.pipe);
+        }
+        if (contains(a.reads, buffer)) {
+            readers.insert(a.pipe);
+        }
+        if (contains(a.scalar_reads, buffer)) {
+            readers.insert(Pipe::S);
+        }
+    }
+    void visit(const Evaluate *op) override { note(accesses_of(m, op)); }
+    void visit(const Store *op) override { note(accesses_of(m, op)); }
+    void visit(const Load *op) override {
+        if (op->name == buffer) {
+            readers.insert(Pipe::S);
+        }
+        IRVisitor::visit(op);
+    }
+};
+
+bool reads_on(const nir::NpuModule &m, const Stmt &s, const std::string &buffer, Pipe r) {
+    Users u(m, buffer);
+    s.accept(&u);
+    return u.readers.count(r) > 0;
+}
+
+struct Plan {
+    std::string buffer;
+    std::string loop;
+    Pipe writer;
+    std::vector<std::pair<Pipe, int>> readers; // pipe, event id
+    int copies;
+};
+
+// Inserts the in-loop wait before the writer's access and the set after the
+// last reading statement of the allocation's body.
+class InLoop : public IRMutator {
+public:
+    InLoop(const nir::NpuModule &m, const Plan &p) : m_(m), p_(p) {}
+
+private:
+    const nir::NpuModule &m_;
+    const Plan &p_;
+    bool waited_ = false;
+    using IRMutator::visit;
+
+    Stmt visit(const Evaluate *op) override {
+        Accesses a = accesses_of(m_, op);
+        if (!waited_ && a.pipe == p_.writer && contains(a.writes, p_.buffer)) {
+            waited_ = true;
+            std::vector<Stmt> s;
+            for (const auto &[r, e] : p_.readers) {
+                s.push_back(nir::SyncOp{isa::Op::WAIT_FLAG, r, p_.writer, e}.make());
+            }
+            s.push_back(op);
+            return Block::make(s);
+        }
+        return op;
+    }
+    Stmt visit(const Allocate *op) override {
+        if (op->name != p_.buffer) {
+            return IRMutator::visit(op);
+        }
+        // Split the body into its top-level statements and set each reader's
+        // flag after the last one that reads the buffer on that pipe.
+        std::vector<Stmt> parts;
+        Stmt rest = mutate(op->body);
+        std::function<void(const Stmt &)> flatten = [&](const Stmt &s) {
+            if (const Block *b = s.as<Block>()) {
+                flatten(b->first);
+                flatten(b->rest);
+            } else {
+                parts.push_back(s);
+            }
+        };
+        flatten(rest);
+        std::vector<Stmt> out;
+        for (size_t i = 0; i < parts.size(); i++) {
+            out.push_back(parts[i]);
+            for (const auto &[r, e] : p_.readers) {
+                bool later = false;
+                for (size_t j = i + 1; j < parts.size(); j++) {
+                    later = later || reads_on(m_, parts[j], p_.buffer, r);
+                }
+                if (!later && reads_on(m_, parts[i], p_.buffer, r)) {
+                    out.push_back(nir::SyncOp{isa::Op::SET_FLAG, r, p_.writer, e}.make());
+                }
+            }
+        }
+        return Allocate::make(op->name, op->type, op->memory_type, op->extents, op->condition, Block::make(out),
+                              op->new_expr, op->free_function);
+    }
+};
+
+class Credits : public IRMutator {
+public:
+    explicit Credits(nir::NpuModule &m) : m_(m) {}
+
+private:
+    nir::NpuModule &m_;
+    std::map<std::pair<Pipe, Pipe>, int> next_event_; // (reader, writer) -> next free id (0 is insert_sync's)
+    using IRMutator::visit;
+
+    Stmt visit(const For *op) override {
+        Stmt body = mutate(op->body);
+        std::vector<Plan> plans;
+        for (auto &kv : m_.buffers) {
+            nir::BufferInfo &b = kv.second;
+            if (b.buffers < 2 || b.rotate_loop != op->name) {
+                continue;
+            }
+            Users u(m_, b.name);
+            body.accept(&u);
+            if (u.writers.size() != 1 || u.writers.count(Pipe::S) || u.readers.count(Pipe::S)) {
+                continue;
+            }
+            Plan p{b.name, op->name, *u.writers.begin(), {}, b.buffers};
+            for (Pipe r : u.readers) {
+                if (r == p.writer) {
+                    continue;
+                }
+                int &e = next_event_[{r, p.writer}];
+                if (e == 0) {
+                    e = 1;
+                }
+                if (e >= m_.arch->sync.event_ids_per_pair) {
+                    continue; // out of event ids: insert_sync orders this pair generically
+                }
+                p.readers.emplace_back(r, e++);
+            }
+            if (p.readers.empty()) {
+                continue;
+            }
+            for (const auto &[r, e] : p.readers) {
+                b.credit_readers.push_back(r);
+            }
+            plans.push_back(p);
+        }
+        if (plans.empty()) {
+            return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
+        }
+        std::vector<Stmt> before, after;
+        for (const Plan &p : plans) {
+            body = InLoop(m_, p).mutate(body);
+            for (const auto &[r, e] : p.readers) {
+                for (int c = 0; c < p.copies; c++) {
+                    before.push_back(nir::SyncOp{isa::Op::SET_FLAG, r, p.writer, e}.make());
+                    after.push_back(nir::SyncOp{isa::Op::WAIT_FLAG, r, p.writer, e}.make());
+                }
+            }
+        }
+        std::vector<Stmt> all = before;
+        all.push_back(For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body));
+        all.insert(all.end(), after.begin(), after.end());
+        return Block::make(all);
+    }
+};
+
+} // namespace
+
+nir::NpuModule insert_buffer_credits(const nir::NpuModule &m) {
+    nir::NpuModule r = m;
+    r.body = Credits(r).mutate(m.body);
+    return r;
+}
+
+} // namespace tessel
