@@ -65,19 +65,20 @@ public:
     void generate() {
         Var co("co"), x("x"), y("y"), n("n");
         const int s = stride;
+        Expr xs = s == 1 ? Expr(x) : x * s, ys = s == 1 ? Expr(y) : y * s; // first input pixel
         acc(co, x, y, n) = cast(acc_t, 0);
         if (K == 1) {
             // One reduction variable: a GEMM over (pixels, ci) x (ci, co).
             RDom r(Internal::ReductionDomain({{"ci$x", 0, Expr(int(CI))}}));
             RVar ci = r[0];
-            acc(co, x, y, n) += cast(acc_t, (*input)(ci, x * s, y * s, n)) * cast(acc_t, (*weights)(co, ci, 0, 0));
+            acc(co, x, y, n) += cast(acc_t, (*input)(ci, xs, ys, n)) * cast(acc_t, (*weights)(co, ci, 0, 0));
         } else {
             // Reduction loops named as users write them (ci, kx, ky), ci innermost.
             RDom r(Internal::ReductionDomain(
                 {{"ci$x", 0, Expr(int(CI))}, {"kx$x", 0, Expr(int(K))}, {"ky$x", 0, Expr(int(K))}}));
             RVar ci = r[0], kx = r[1], ky = r[2];
             acc(co, x, y, n) +=
-                cast(acc_t, (*input)(ci, x * s + kx, y * s + ky, n)) * cast(acc_t, (*weights)(co, ci, kx, ky));
+                cast(acc_t, (*input)(ci, xs + kx, ys + ky, n)) * cast(acc_t, (*weights)(co, ci, kx, ky));
         }
         output(co, x, y, n) = acc(co, x, y, n);
 

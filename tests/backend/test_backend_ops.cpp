@@ -82,6 +82,21 @@ void expect_tensorized(const NpuRun &r, uint64_t mmads) {
 
 bool mentions_scalar_func(const NpuRun &r, const std::string &func);
 
+// The UserError a conv2d schedule on ascend-like is refused with ("" and a test
+// failure if it is accepted).
+std::string refusal(const ParamMap &params, const ScheduleSpec &schedule) {
+    try {
+        run_npu("conv2d", params, schedule, "ascend-like", fresh_seed(), 1e-4, 1e-5);
+    } catch (const UserError &e) {
+        if (std::getenv("TESSEL_OPS_VERBOSE")) {
+            std::cerr << "[ops] refused: " << e.what() << "\n";
+        }
+        return e.what();
+    }
+    ADD_FAILURE() << "the schedule was accepted; update this test and samples/conv2d/README.md";
+    return "";
+}
+
 // A staged + vectorised convolution: verified, the accumulator on the vector unit.
 void expect_vector_acc(const NpuRun &r) {
     note(r);
@@ -219,14 +234,19 @@ TEST(ConvTensorize3x3, RefusedWithAReason) {
     s.stage("weights", "L0B").at("acc", "kx");
     s.func("acc").accumulate_in("L0C");
     s.func("acc").update(0).tensorize();
-    try {
-        run_npu("conv2d", conv_params("fp16", 2, 4, 16, 16, 3, 1), s.spec(), "ascend-like", fresh_seed(), 1e-4, 1e-5);
-        FAIL() << "tensorize of the 3x3 update was accepted; update this test and the README";
-    } catch (const UserError &e) {
-        std::string m = e.what();
-        EXPECT_NE(m.find("tensorize"), std::string::npos) << m;
-        EXPECT_NE(m.find("3 reduction variables"), std::string::npos) << m;
-    }
+    std::string m = refusal(conv_params("fp16", 2, 4, 16, 16, 3, 1), s.spec());
+    EXPECT_NE(m.find("tensorize"), std::string::npos) << m;
+    EXPECT_NE(m.find("3 reduction variables"), std::string::npos) << m;
+}
+
+// A strided 1x1 convolution reads every other pixel: the staged input tile
+// (the footprint box) has row stride stride*CI, not CI, and tensorize refuses
+// it naming the strides (the DMA would have to subsample).
+TEST(ConvTensorize1x1Stride2, RefusedWithAReason) {
+    std::string m = refusal(conv_params("fp16", 2, 16, 64, 32, 1, 2),
+                            conv1x1_tensorized(16, 16, 32, "L1", "L0A", "L0B", "L0C"));
+    EXPECT_NE(m.find("dense row-major"), std::string::npos) << m;
+    EXPECT_NE(m.find("row strides A 64"), std::string::npos) << m;
 }
 
 // ---------------------------------------------------------------- softmax, ascend-like
@@ -317,6 +337,8 @@ INSTANTIATE_TEST_SUITE_P(Types, SoftmaxAscend, ::testing::Values("fp32", "fp16")
 struct PresetCase {
     std::string arch, dtype;
 };
+
+void PrintTo(const PresetCase &c, std::ostream *os) { *os << c.arch << " " << c.dtype; }
 
 std::string preset_name(const ::testing::TestParamInfo<PresetCase> &info) {
     std::string n = info.param.arch + "_" + info.param.dtype;
