@@ -1,11 +1,17 @@
 #include "dsl/Compile.h"
 
 #include "dsl/Lowering.h"
+#include "dsl/NpuCompile.h"
 #include "npu_target/common/Error.h"
+#include "npu_target/isa/Asm.h"
+#include "npu_target/passes/TilingPlan.h"
 
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cmath>
+#include <memory>
+#include <sstream>
 #include <cstdlib>
 
 namespace tessel {
@@ -31,12 +37,41 @@ Diagnostic diagnostic(Diagnostic::Severity sev, const std::string &msg) {
     return d;
 }
 
+// Backend messages name the directive as "directive ID (...)" without its index:
+// look the id up in the schedule.
+Diagnostic diagnostic(Diagnostic::Severity sev, const std::string &msg, const ScheduleSpec &spec) {
+    Diagnostic d = diagnostic(sev, msg);
+    if (!d.directive_id.empty()) {
+        return d;
+    }
+    size_t p = msg.find("directive ");
+    if (p == std::string::npos) {
+        return d;
+    }
+    size_t start = p + 10, end = msg.find(' ', start);
+    std::string id = msg.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    for (size_t i = 0; i < spec.directives.size(); i++) {
+        if (spec.directives[i].id == id) {
+            d.directive_id = id;
+            d.directive_index = static_cast<int>(i);
+        }
+    }
+    return d;
+}
+
+ScheduleSpec with_ids(ScheduleSpec s) {
+    s.assign_ids();
+    return s;
+}
+
 double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// The compile steps shared by compile() and run(); leaves the scheduled pipeline in `p`.
-void compile_into(const CompileRequest &req, CompileResult &r, HalidePipeline &p) {
+// The compile steps shared by compile() and run(); leaves the scheduled
+// pipeline in `p` and, for the NPU, the build in `npu` (needs `arch` alive).
+void compile_into(const CompileRequest &req, CompileResult &r, HalidePipeline &p, ArchSpec &arch,
+                  std::unique_ptr<NpuBuild> &npu) {
     ScheduleSpec spec = req.schedule;
     spec.assign_ids();
     r.json_text = schedule_to_json(spec);
@@ -44,18 +79,62 @@ void compile_into(const CompileRequest &req, CompileResult &r, HalidePipeline &p
     r.schedule_hash = schedule_hash(spec);
     GeneratorInfo info = find_generator(req.generator);
     r.params = resolve_params(info, req.params);
-    ArchSpec arch = load_arch(req.arch);
+    arch = load_arch(req.arch);
     r.arch_name = arch.name;
     p = build_halide_pipeline(req.generator, r.params);
-    LoweredPipeline lp = lower_pipeline(p, spec, arch);
+    if (!req.npu) {
+        LoweredPipeline lp = lower_pipeline(p, spec, arch);
+        r.stmt_text = lp.stmt_text;
+        r.loop_nest = lp.loop_nest;
+        for (const auto &w : lp.warnings) {
+            r.diagnostics.push_back(diagnostic(Diagnostic::Warning, w));
+        }
+        r.ok = true;
+        return;
+    }
+    PassOptions opt;
+    opt.dump_after = req.dump_after;
+    opt.time_passes = req.time_passes;
+    npu = std::make_unique<NpuBuild>(build_npu(p, spec, arch, opt));
+    const LoweredPipeline &lp = npu->lowered;
     r.stmt_text = lp.stmt_text;
     r.loop_nest = lp.loop_nest;
     for (const auto &w : lp.warnings) {
         r.diagnostics.push_back(diagnostic(Diagnostic::Warning, w));
     }
-    // The NPU backend (npu_target/lower) plugs in here: lower_to_npu(lp.stmt, ...) fills
-    // the program, asm, tiling plan and buffer lifetimes of the result.
+    const BackendResult &be = npu->backend;
+    for (const auto &d : be.diagnostics) {
+        Diagnostic x;
+        x.severity = d.severity == BackendDiagnostic::Severity::Warning ? Diagnostic::Warning : Diagnostic::Note;
+        x.message = d.message;
+        x.directive_id = d.directive_id;
+        for (size_t i = 0; i < spec.directives.size(); i++) {
+            if (spec.directives[i].id == d.directive_id) {
+                x.directive_index = static_cast<int>(i);
+            }
+        }
+        r.diagnostics.push_back(x);
+    }
+    r.has_program = true;
+    r.program = be.program;
+    r.asm_text = isa::disassemble(be.program, &arch);
+    r.npu_ir_text = nir::to_string(be.module);
+    r.pass_dumps = be.dumps;
+    for (const auto &t : be.timings) {
+        r.pass_times.push_back({t.pass, t.ms, t.changed});
+    }
+    r.tiling = tiling_plan(be.module);
+    r.lifetimes = be.module.lifetimes;
+    r.level_peak_bytes = be.module.level_peak_bytes;
+    r.roofline = compute_roofline(req.generator, r.params, arch, be.program.cores);
     r.ok = true;
+}
+
+double output_tolerance(DType t) {
+    if (t == DType::FP32) {
+        return 1e-4;
+    }
+    return dtype_is_float(t) ? 1e-3 : 0;
 }
 
 } // namespace
@@ -77,16 +156,18 @@ CompileResult compile(const CompileRequest &req) {
     auto t0 = std::chrono::steady_clock::now();
     try {
         HalidePipeline p;
-        compile_into(req, r, p);
+        ArchSpec arch;
+        std::unique_ptr<NpuBuild> npu;
+        compile_into(req, r, p, arch, npu);
     } catch (const UserError &e) {
         r.ok = false;
-        r.diagnostics.push_back(diagnostic(Diagnostic::Error, e.what()));
+        r.diagnostics.push_back(diagnostic(Diagnostic::Error, e.what(), with_ids(req.schedule)));
     }
     r.compile_ms = ms_since(t0);
     return r;
 }
 
-RunReport run(const CompileRequest &req, uint64_t seed) {
+RunReport run(const CompileRequest &req, uint64_t seed, bool want_trace) {
     RunReport rep;
     rep.generator = req.generator;
     rep.params = req.params;
@@ -96,33 +177,62 @@ RunReport run(const CompileRequest &req, uint64_t seed) {
     auto t0 = std::chrono::steady_clock::now();
     try {
         HalidePipeline p;
-        compile_into(req, r, p);
+        ArchSpec arch;
+        std::unique_ptr<NpuBuild> npu;
+        compile_into(req, r, p, arch, npu);
         rep.compile_ms = ms_since(t0);
         rep.params = r.params;
         rep.arch = r.arch_name;
         rep.schedule_hash = r.schedule_hash;
         std::vector<Tensor> inputs = make_random_inputs(p, seed);
-        std::vector<Tensor> got = run_on_cpu(p, inputs);
         HalidePipeline ref_p = build_halide_pipeline(req.generator, r.params);
         std::vector<Tensor> want = run_on_cpu(ref_p, inputs);
+        std::vector<Tensor> cpu = run_on_cpu(p, inputs);
+        rep.cpu_schedule_verified = true;
+        for (size_t i = 0; i < cpu.size(); i++) {
+            double tol = output_tolerance(cpu[i].dtype);
+            rep.cpu_schedule_verified = rep.cpu_schedule_verified && compare(cpu[i], want[i], tol, tol).mismatches == 0;
+        }
+        std::vector<Tensor> got = cpu;
+        std::string what = "CPU (scheduled)";
+        if (npu) {
+            sim::SimOptions so;
+            so.trace = want_trace;
+            NpuRunResult out = run_npu_program(*npu, arch, inputs, so);
+            got = std::move(out.outputs);
+            what = "NPU";
+            rep.cycles = static_cast<int64_t>(out.report.cycles);
+            rep.t_phys_cycles = static_cast<int64_t>(std::llround(r.roofline.t_phys_cycles));
+            rep.efficiency = out.report.cycles ? r.roofline.t_phys_cycles / static_cast<double>(out.report.cycles) : 0;
+            rep.binding_resource = r.roofline.binding_resource;
+            for (const auto &ps : out.report.pipes) {
+                std::string name = out.report.cores > 1 ? ps.pipe + "@" + std::to_string(ps.core) : ps.pipe;
+                rep.pipes[name] = ps.busy_pct;
+            }
+            rep.sim_summary = sim::summarize(out.report);
+            if (want_trace) {
+                rep.trace_json = sim::trace_to_chrome_json(out.report, npu->backend.program);
+            }
+        }
         TESSEL_INTERNAL_ASSERT(got.size() == want.size(), "output counts differ");
         rep.verified = true;
         for (size_t i = 0; i < got.size(); i++) {
             bool fp = dtype_is_float(got[i].dtype);
-            double tol = fp ? 1e-4 : 0;
+            double tol = output_tolerance(got[i].dtype);
             Comparison c = compare(got[i], want[i], tol, tol);
             rep.verified = rep.verified && c.mismatches == 0;
             rep.max_abs_error = std::max(rep.max_abs_error, c.max_abs_error);
-            rep.comparison += (rep.comparison.empty() ? "" : "; ") + got[i].name + ": " +
-                              (fp ? std::string("|got - want| <= 1e-4 + 1e-4 * |want|") : std::string("exact")) + " (" +
-                              dtype_name(got[i].dtype) + "): " + c.message;
+            std::ostringstream rule;
+            rule << "|got - want| <= " << tol << " + " << tol << " * |want|";
+            rep.comparison += (rep.comparison.empty() ? "" : "; ") + what + " " + got[i].name + ": " +
+                              (fp ? rule.str() : std::string("exact")) + " (" + dtype_name(got[i].dtype) + "): " + c.message;
         }
     } catch (const UserError &e) {
         if (rep.compile_ms == 0) {
             rep.compile_ms = ms_since(t0);
         }
         rep.verified = false;
-        r.diagnostics.push_back(diagnostic(Diagnostic::Error, e.what()));
+        r.diagnostics.push_back(diagnostic(Diagnostic::Error, e.what(), with_ids(req.schedule)));
     }
     rep.diagnostics = r.diagnostics;
     return rep;
@@ -142,6 +252,7 @@ std::string run_report_json(const RunReport &r) {
     j["max_abs_error"] = r.max_abs_error;
     j["comparison"] = r.comparison;
     j["compile_ms"] = r.compile_ms;
+    j["cpu_schedule_verified"] = r.cpu_schedule_verified;
     // Filled by the NPU path; absent until then.
     if (r.cycles) {
         j["cycles"] = *r.cycles;

@@ -7,7 +7,10 @@
 // in the result, never an exception.
 
 #include "dsl/GeneratorInfo.h"
+#include "dsl/Roofline.h"
 #include "dsl/ScheduleSpec.h"
+#include "npu_target/isa/Program.h"
+#include "npu_target/lower/LowerInput.h"
 
 #include <cstdint>
 #include <map>
@@ -23,6 +26,15 @@ struct CompileRequest {
     ScheduleSpec schedule;
     std::string arch = "ascend-like"; // a preset name or a path to an ArchSpec JSON file
     std::vector<std::string> emit;    // what the caller will print: stmt, loopnest, cpp, json (all are filled)
+    bool npu = true;                  // run the NPU backend (program, asm, tiling, lifetimes, roofline)
+    std::string dump_after;           // a backend pass name or "all": keep the NPU IR after it (pass_dumps)
+    bool time_passes = false;         // fill pass_times
+};
+
+struct PassTime {
+    std::string pass;
+    double ms = 0;
+    bool changed = false;
 };
 
 struct Diagnostic {
@@ -47,8 +59,17 @@ struct CompileResult {
     std::string json_text;      // the schedule as canonical JSON
     std::string schedule_hash;  // FNV-1a 64 of json_text
     double compile_ms = 0;      // build pipeline + apply + lower (+ backend)
-    // ---- filled by the NPU backend (npu_target/lower) when it is plugged in ----
-    // program, asm text, tiling plan, buffer lifetimes.
+    // ---- the NPU backend (when CompileRequest::npu) ----
+    bool has_program = false;
+    isa::Program program;       // the NPU program (encode with isa::write_program)
+    std::string asm_text;       // its disassembly
+    std::string npu_ir_text;    // the NPU IR after the last pass
+    std::vector<std::pair<std::string, std::string>> pass_dumps; // (pass, NPU IR after it) for dump_after
+    std::vector<PassTime> pass_times;
+    TilingPlan tiling;
+    std::vector<BufferLifetime> lifetimes; // in program order
+    std::map<std::string, int64_t> level_peak_bytes;
+    Roofline roofline;          // the physical limit, from the algorithm and the shapes alone
 };
 
 /** Compiles `req`; never throws for user errors. */
@@ -71,13 +92,20 @@ struct RunReport {
     std::optional<double> efficiency;           // t_phys_cycles / cycles
     std::optional<std::string> binding_resource;
     std::map<std::string, double> pipes;        // pipe name -> busy %, empty = absent
+    bool cpu_schedule_verified = false;         // the scheduled pipeline on the CPU equals the reference too
+    std::string sim_summary;                    // the simulator's text summary (cycles, pipes, engine edges)
+    std::string trace_json;                     // Chrome/Perfetto trace (only when requested)
 };
 
-/** Compiles `req`, then runs the scheduled pipeline and the unscheduled one (the
- * reference) on the CPU through Halide's JIT on the same random inputs (from
- * `seed`) and compares them: integers exactly, floats within 1e-4 absolute +
- * 1e-4 relative (|got - want| <= 1e-4 + 1e-4 * |want|). A user error gives verified=false and an Error diagnostic. */
-RunReport run(const CompileRequest &req, uint64_t seed);
+/** Compiles `req` for the NPU, runs the program on the simulator and the
+ * unscheduled pipeline (the reference) on the CPU through Halide's JIT, on the
+ * same fresh random inputs (from `seed`; NPU outputs poisoned first), and
+ * compares them: integers exactly; fp32 outputs within 1e-4 absolute + 1e-4
+ * relative, fp16/bf16 outputs within 1e-3 + 1e-3 relative. `verified` is that
+ * comparison; the scheduled pipeline is also run on the CPU
+ * (cpu_schedule_verified). With req.npu = false only the CPU runs. A user
+ * error gives verified=false and an Error diagnostic. */
+RunReport run(const CompileRequest &req, uint64_t seed, bool want_trace = false);
 
 /** The stable run-report JSON (issue 4): one object, keys in a fixed order. */
 std::string run_report_json(const RunReport &r);

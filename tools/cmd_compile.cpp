@@ -1,10 +1,14 @@
 // tessel compile: a generator + a schedule (JSON) + an arch -> the lowered Stmt,
-// the loop nest, the schedule as C++ and as canonical JSON (what --emit asks for),
-// on stdout or as files in -o DIR. Diagnostics go to stderr.
+// the loop nest, the schedule as C++ and as canonical JSON, the NPU IR, the NPU
+// assembly and binary, the tiling plan and the buffer lifetimes (what --emit
+// asks for), on stdout or as files in -o DIR. Diagnostics go to stderr.
 #include "tools/Commands.h"
 
 #include "tools/CompileArgs.h"
 #include "npu_target/common/Error.h"
+#include "npu_target/isa/Binary.h"
+
+#include <sstream>
 
 #include <algorithm>
 #include <filesystem>
@@ -23,11 +27,15 @@ struct CompileOptions {
     std::string arch = "ascend-like";
     std::string emit = "stmt";
     std::string out_dir;
+    std::string dump_after;
+    bool time_passes = false;
 };
 
 const std::vector<std::pair<std::string, std::string>> &emit_kinds() {
     static const std::vector<std::pair<std::string, std::string>> k = {
-        {"stmt", "stmt.txt"}, {"loopnest", "loopnest.txt"}, {"cpp", "schedule.cpp"}, {"json", "schedule.json"}};
+        {"stmt", "stmt.txt"},       {"loopnest", "loopnest.txt"}, {"cpp", "schedule.cpp"},
+        {"json", "schedule.json"},  {"npuir", "npu_ir.txt"},      {"asm", "program.s"},
+        {"bin", "program.tsl"},     {"tiling", "tiling.txt"},     {"lifetimes", "lifetimes.txt"}};
     return k;
 }
 
@@ -48,7 +56,43 @@ std::vector<std::string> split_list(const std::string &s) {
     return out;
 }
 
-const std::string &emitted(const CompileResult &r, const std::string &kind) {
+std::string tiling_text(const CompileResult &r) {
+    std::ostringstream os;
+    for (const auto &b : r.tiling.buffers) {
+        os << b.name << " (" << b.source << ") in " << b.level << ": [";
+        for (size_t i = b.extents.size(); i-- > 0;) {
+            os << b.extents[i] << (i ? " x " : "");
+        }
+        os << "] " << b.bytes << " B";
+        if (b.buffers > 1) {
+            os << " x" << b.buffers;
+        }
+        if (!b.directive.empty()) {
+            os << " [" << b.directive << "]";
+        }
+        os << "\n  at";
+        for (const auto &l : b.loops) {
+            os << " " << l.first << "(" << l.second << ")";
+        }
+        os << "\n";
+    }
+    return os.str();
+}
+
+std::string lifetimes_text(const CompileResult &r) {
+    std::ostringstream os;
+    os << "level  buffer  offset  bytes  copies  first  last  directive\n";
+    for (const auto &l : r.lifetimes) {
+        os << l.level << "  " << l.name << "  " << l.offset << "  " << l.bytes << "  " << l.buffers << "  " << l.first
+           << "  " << l.last << "  " << (l.directive.empty() ? "-" : l.directive) << "\n";
+    }
+    for (const auto &kv : r.level_peak_bytes) {
+        os << "peak " << kv.first << ": " << kv.second << " B\n";
+    }
+    return os.str();
+}
+
+std::string emitted(const CompileResult &r, const std::string &kind) {
     if (kind == "stmt") {
         return r.stmt_text;
     }
@@ -57,6 +101,22 @@ const std::string &emitted(const CompileResult &r, const std::string &kind) {
     }
     if (kind == "cpp") {
         return r.cpp_text;
+    }
+    if (kind == "npuir") {
+        return r.npu_ir_text;
+    }
+    if (kind == "asm") {
+        return r.asm_text;
+    }
+    if (kind == "bin") {
+        std::vector<uint8_t> b = isa::write_program(r.program);
+        return std::string(b.begin(), b.end());
+    }
+    if (kind == "tiling") {
+        return tiling_text(r);
+    }
+    if (kind == "lifetimes") {
+        return lifetimes_text(r);
     }
     return r.json_text;
 }
@@ -90,7 +150,11 @@ Command add_compile_command(CLI::App &root, GlobalOptions &) {
     c.app->add_option("--schedule", o->schedule, "schedule JSON file (docs/schedule-format.md); none = Halide's default");
     c.app->add_option("--arch", o->arch, "arch preset (ascend-like, gemmini-like, auto-int8) or ArchSpec JSON file")
         ->capture_default_str();
-    c.app->add_option("--emit", o->emit, "comma-separated: stmt, loopnest, cpp, json")->capture_default_str();
+    c.app->add_option("--emit", o->emit, "comma-separated: stmt, loopnest, cpp, json, npuir, asm, bin (needs -o), "
+                                         "tiling, lifetimes")
+        ->capture_default_str();
+    c.app->add_option("--dump-after", o->dump_after, "print the NPU IR after this backend pass (or 'all') to stderr");
+    c.app->add_flag("--time-passes", o->time_passes, "print the time of every backend pass to stderr");
     c.app->add_option("-o,--out-dir", o->out_dir, "write stmt.txt, loopnest.txt, schedule.cpp, schedule.json here "
                                                   "instead of stdout");
     c.run = [o] {
@@ -101,13 +165,25 @@ Command add_compile_command(CLI::App &root, GlobalOptions &) {
                 known = known || k.first == e;
             }
             if (!known) {
-                user_error("--emit: unknown output '", e, "'; known: stmt, loopnest, cpp, json");
+                user_error("--emit: unknown output '", e,
+                           "'; known: stmt, loopnest, cpp, json, npuir, asm, bin, tiling, lifetimes");
+            }
+            if (e == "bin" && o->out_dir.empty()) {
+                user_error("--emit bin writes a binary file: give -o DIR");
             }
         }
         CompileRequest req = make_request(o->generator, o->params, o->schedule, o->arch);
         req.emit = emit;
+        req.dump_after = o->dump_after;
+        req.time_passes = o->time_passes;
         CompileResult r = compile(req);
         print_diagnostics(r.diagnostics);
+        for (const auto &[pass, text] : r.pass_dumps) {
+            std::cerr << "=== NPU IR after " << pass << " ===\n" << text << "\n";
+        }
+        for (const auto &t : r.pass_times) {
+            std::cerr << "pass " << t.pass << ": " << t.ms << " ms" << (t.changed ? "" : " (no change)") << "\n";
+        }
         if (!r.ok) {
             return 1;
         }
@@ -121,7 +197,7 @@ Command add_compile_command(CLI::App &root, GlobalOptions &) {
             }
             std::filesystem::create_directories(o->out_dir);
             std::string path = (std::filesystem::path(o->out_dir) / k.second).string();
-            std::ofstream f(path);
+            std::ofstream f(path, std::ios::binary);
             f << emitted(r, k.first);
             if (!f) {
                 user_error("cannot write ", path);

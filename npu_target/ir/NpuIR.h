@@ -115,17 +115,7 @@ struct BufferInfo {
     int64_t copy_bytes(const ArchSpec &arch) const;
 };
 
-/** A buffer's placement and lifetime, in program order (statement counter of
- * the allocation's scope), as the buffer-lifetime view draws it. */
-struct BufferLifetime {
-    std::string name;
-    std::string level;
-    int64_t offset = 0;
-    int64_t bytes = 0;   // one copy
-    int buffers = 1;
-    int64_t first = 0, last = 0;
-    std::string directive;
-};
+using BufferLifetime = tessel::BufferLifetime;
 
 /** The unit every pass takes and returns. */
 struct NpuModule {

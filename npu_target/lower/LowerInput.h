@@ -21,6 +21,36 @@ struct BackendDiagnostic {
     std::string func;
 };
 
+/** A buffer's placement and lifetime, in program order (statement counter of
+ * the allocation's scope), as the buffer-lifetime view draws it. */
+struct BufferLifetime {
+    std::string name;
+    std::string level;
+    int64_t offset = 0;
+    int64_t bytes = 0; // one copy
+    int buffers = 1;
+    int64_t first = 0, last = 0;
+    std::string directive;
+};
+
+/** The tiling as the tiling view draws it: every on-chip buffer (a staged tile,
+ * an accumulator, a scratch) with its shape (the per-iteration footprint Halide
+ * computed), its level and the loops around it. */
+struct TiledBuffer {
+    std::string name;                  // Halide name of the allocation
+    std::string source;                // what it holds: the staged input/Func, or the buffer itself
+    std::string level;
+    std::vector<int64_t> extents;      // per dimension, innermost first
+    int64_t bytes = 0;                 // one copy
+    int buffers = 1;
+    std::string directive;
+    std::vector<std::pair<std::string, int64_t>> loops; // enclosing loops (outermost first): name, trip count
+};
+
+struct TilingPlan {
+    std::vector<TiledBuffer> buffers;
+};
+
 struct LowerInput {
     std::string kernel_name;
     const ArchSpec *arch = nullptr;

@@ -1,7 +1,7 @@
 #include "tests/backend/NpuHarness.h"
 
 #include "dsl/HalidePipeline.h"
-#include "dsl/Lowering.h"
+#include "dsl/NpuCompile.h"
 #include "npu_target/arch/ArchSpec.h"
 
 #include <cstdio>
@@ -27,36 +27,18 @@ NpuRun run_npu(const std::string &generator, const ParamMap &given, const Schedu
     std::vector<Tensor> want = run_on_cpu(ref, inputs);
 
     HalidePipeline p = build_halide_pipeline(generator, params);
-    LoweredPipeline lowered = lower_pipeline(p, schedule, arch);
-    LowerInput in;
-    in.kernel_name = generator;
-    in.arch = &arch;
-    in.npu = lowered.npu;
-    std::vector<Tensor> args;
-    for (const auto &i : lowered.inputs) {
-        in.args.push_back({i.name, i.dtype, i.shape, false});
-        for (const auto &t : inputs) {
-            if (t.name == i.name) {
-                args.push_back(t);
-            }
-        }
-    }
-    for (const auto &o : lowered.outputs) {
-        in.args.push_back({o.name, o.dtype, o.shape, true});
-        args.emplace_back(o.name, o.dtype, o.shape);
-        poison(args.back());
-    }
     PassOptions opt;
     if (const char *d = std::getenv("TESSEL_DUMP_AFTER")) {
         opt.dump_after = d;
     }
-    r.backend = run_backend(lowered.stmt, in, opt);
-    for (const auto &[pass, text] : r.backend.dumps) {
+    NpuBuild b = build_npu(p, schedule, arch, opt);
+    for (const auto &[pass, text] : b.backend.dumps) {
         std::fprintf(stderr, "=== after %s ===\n%s\n", pass.c_str(), text.c_str());
     }
-    r.report = sim::simulate(r.backend.program, arch, args);
-    const Tensor &got = args[lowered.inputs.size()];
-    r.cmp = compare(got, want[0], atol, rtol);
+    NpuRunResult out = run_npu_program(b, arch, inputs);
+    r.backend = std::move(b.backend);
+    r.report = std::move(out.report);
+    r.cmp = compare(out.outputs[0], want[0], atol, rtol);
     return r;
 }
 

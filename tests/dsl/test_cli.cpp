@@ -46,8 +46,8 @@ TEST(Cli, CompileEmitsTheLoweredStmt) {
                           " --arch ascend-like --emit stmt");
     EXPECT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("produce C {"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("for (acc.s1.k$x.ko, 0, 2) {"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("allocate A_im_global_wrapper$0[float16 * 128 * 128]"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("for (acc.s1.k$x.ko, 0, 4) {"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("allocate A_im_global_wrapper$0[float16 * 64 * 128]"), std::string::npos) << r.out;
     EXPECT_EQ(r.err, "");
 }
 
@@ -81,7 +81,7 @@ TEST(CliErrors, UserErrorsExitOneWithTheMessage) {
     EXPECT_EQ(bad_p.err, "tessel: error: bad parameter 'N' in 'M=64,N': expected NAME=VALUE[,NAME=VALUE...]\n");
     Result bad_emit = tessel_cli("compile -g gemm --emit asmx");
     EXPECT_EQ(bad_emit.code, 1);
-    EXPECT_EQ(bad_emit.err, "tessel: error: --emit: unknown output 'asmx'; known: stmt, loopnest, cpp, json\n");
+    EXPECT_EQ(bad_emit.err, "tessel: error: --emit: unknown output 'asmx'; known: stmt, loopnest, cpp, json, npuir, asm, bin, tiling, lifetimes\n");
     Result bad_level = tessel_cli("compile -g gemm --schedule " + schedule("tiled_staged") + " --arch gemmini-like");
     EXPECT_EQ(bad_level.code, 1);
     EXPECT_NE(bad_level.err.find("tessel: error: directive stage_A (#4, stage(A, L1)): level 'L1' does not exist in gemmini-like"),
