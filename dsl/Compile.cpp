@@ -213,6 +213,8 @@ RunReport run(const CompileRequest &req, uint64_t seed, bool want_trace) {
             if (want_trace) {
                 rep.trace_json = sim::trace_to_chrome_json(out.report, npu->backend.program);
             }
+            rep.provenance = npu->backend.program.provenance;
+            rep.sim = std::move(out.report);
         }
         TESSEL_INTERNAL_ASSERT(got.size() == want.size(), "output counts differ");
         rep.verified = true;

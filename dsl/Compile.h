@@ -11,6 +11,7 @@
 #include "dsl/ScheduleSpec.h"
 #include "npu_target/isa/Program.h"
 #include "npu_target/lower/LowerInput.h"
+#include "npu_target/sim/Simulator.h"
 
 #include <cstdint>
 #include <map>
@@ -95,6 +96,8 @@ struct RunReport {
     bool cpu_schedule_verified = false;         // the scheduled pipeline on the CPU equals the reference too
     std::string sim_summary;                    // the simulator's text summary (cycles, pipes, engine edges)
     std::string trace_json;                     // Chrome/Perfetto trace (only when requested)
+    std::optional<sim::SimReport> sim;          // the whole simulation report (trace events when requested)
+    std::vector<isa::Provenance> provenance;    // the program's provenance table (TraceEvent::prov indexes it)
 };
 
 /** Compiles `req` for the NPU, runs the program on the simulator and the
