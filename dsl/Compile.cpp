@@ -159,6 +159,10 @@ CompileResult compile(const CompileRequest &req) {
         ArchSpec arch;
         std::unique_ptr<NpuBuild> npu;
         compile_into(req, r, p, arch, npu);
+    } catch (const OverflowError &e) {
+        r.ok = false;
+        r.lifetimes = e.lifetimes; // the view draws the overflow in red
+        r.diagnostics.push_back(diagnostic(Diagnostic::Error, e.what(), with_ids(req.schedule)));
     } catch (const UserError &e) {
         r.ok = false;
         r.diagnostics.push_back(diagnostic(Diagnostic::Error, e.what(), with_ids(req.schedule)));

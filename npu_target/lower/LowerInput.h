@@ -31,6 +31,7 @@ struct BufferLifetime {
     int buffers = 1;
     int64_t first = 0, last = 0;
     std::string directive;
+    bool overflow = false; // it does not fit in its level (the compile fails; the view draws it in red)
 };
 
 /** The tiling as the tiling view draws it: every on-chip buffer (a staged tile,

@@ -47,6 +47,7 @@ private:
         const int64_t copy = b.copy_bytes(*m_.arch);
         const int64_t total = copy * b.buffers;
         int64_t at = (top_[b.level] + align - 1) / align * align;
+        bool overflow = false;
         if (static_cast<uint64_t>(at + total) > L.size_bytes) {
             std::ostringstream os;
             os << "buffer " << op->name << " (" << b.elems << " x " << b.type << " = " << kib(b.bytes());
@@ -64,7 +65,10 @@ private:
             if (!b.directive.empty()) {
                 os << " [directive " << b.directive << "]";
             }
-            user_error(os.str());
+            if (m_.overflow_message.empty()) {
+                m_.overflow_message = os.str();
+            }
+            overflow = true;
         }
         b.offset = at;
         const int64_t saved = top_[b.level];
@@ -79,6 +83,7 @@ private:
         lt.buffers = b.buffers;
         lt.first = counter_;
         lt.directive = b.directive;
+        lt.overflow = overflow;
         op->body.accept(this);
         lt.last = counter_;
         m_.lifetimes.push_back(lt);

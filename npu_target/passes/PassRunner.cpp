@@ -88,6 +88,9 @@ BackendResult run_backend(const Halide::Internal::Stmt &lowered, const LowerInpu
         if (changed && (opt.dump_after == "all" || opt.dump_after == p.info.name)) {
             r.dumps.emplace_back(p.info.name, text);
         }
+        if (!m.overflow_message.empty()) {
+            throw OverflowError(m.overflow_message, m.lifetimes);
+        }
         if (opt.stop_after == p.info.name) {
             r.module = std::move(m);
             r.diagnostics = r.module.diagnostics;

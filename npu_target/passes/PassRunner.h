@@ -6,6 +6,7 @@
 // after a pass (only when it changed), time every pass and stop after one.
 // The CLI (--dump-after, --time-passes) and the IDE use this runner.
 
+#include "npu_target/common/Error.h"
 #include "npu_target/ir/NpuIR.h"
 
 #include <string>
@@ -39,6 +40,16 @@ struct BackendResult {
     std::vector<BackendDiagnostic> diagnostics;
     std::vector<PassTiming> timings;
     std::vector<std::pair<std::string, std::string>> dumps; // (pass, IR text after it)
+};
+
+/** A buffer does not fit in its level: the message names the buffer, the level,
+ * the bytes and the directive; the lifetimes show every buffer, the overflowing
+ * ones marked, for the buffer-lifetime view. */
+class OverflowError : public UserError {
+public:
+    OverflowError(const std::string &msg, std::vector<BufferLifetime> lifetimes)
+        : UserError(msg), lifetimes(std::move(lifetimes)) {}
+    std::vector<BufferLifetime> lifetimes;
 };
 
 /** Runs the backend. Throws UserError for schedules the machine cannot run
