@@ -1,6 +1,7 @@
 #include "npu_target/passes/PassRunner.h"
 
 #include "npu_target/common/Error.h"
+#include "npu_target/lower/FoldVectorLoops.h"
 #include "npu_target/lower/InferDma.h"
 #include "npu_target/lower/PlaceBuffers.h"
 #include "npu_target/lower/SelectVectorOps.h"
@@ -31,6 +32,7 @@ const std::vector<Pass> &pass_table() {
         {{"infer_dma", "staging-copy loop nests become DMA descriptors on the edge's engine"}, infer_dma},
         {{"tensorize", "matrix-product loop nests marked by tensorize become MMAD on the matrix unit"}, tensorize},
         {{"select_vector_ops", "vector stores in the vector level become vector-unit operations"}, select_vector_ops},
+        {{"fold_vector_loops", "loops around vector operations become the operations' repeat count"}, fold_vector_loops},
         {{"multi_buffer", "buffers=N: N copies rotating with the loop they are staged at"}, multi_buffer},
         {{"allocate_buffers", "byte offsets per level with lifetimes; overflow is an error"}, allocate_buffers},
         {{"insert_buffer_credits", "multi-buffered copies: flags as credits so the writer runs ahead"}, insert_buffer_credits},

@@ -1,0 +1,25 @@
+#ifndef TESSEL_NPU_TARGET_LOWER_FOLDVECTORLOOPS_H
+#define TESSEL_NPU_TARGET_LOWER_FOLDVECTORLOOPS_H
+
+// Folds a loop around vector operations into the operations' repeat count: the
+// vector unit repeats an instruction over `rows` rows with a row stride per
+// operand, so
+//     for r in [0, R): vadd d[r*s0 + ..], a[r*s1 + ..], b[r*s2 + ..]   (n elements)
+// becomes one vadd of R rows with row strides (s0, s1, s2). A loop whose body is
+// several vector operations (with their scratch buffers) folds when every
+// operand is affine in the loop variable and each scratch buffer gets one row
+// per iteration; the unit then runs each operation over all rows before the
+// next one, which is the same result because the rows are independent
+// (elementwise code: every row writes its own destination row). Loops longer
+// than the unit's max_repeat are split. This removes the scalar unit's issue
+// and address work per row, which otherwise dominates small vector operations.
+
+#include "npu_target/ir/NpuIR.h"
+
+namespace tessel {
+
+nir::NpuModule fold_vector_loops(const nir::NpuModule &m);
+
+} // namespace tessel
+
+#endif
