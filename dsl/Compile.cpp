@@ -230,7 +230,7 @@ RunReport run(const CompileRequest &req, uint64_t seed, bool want_trace) {
             rep.max_abs_error = std::max(rep.max_abs_error, c.max_abs_error);
             std::ostringstream rule;
             rule << "|got - want| <= " << tol << " + " << tol << " * |want|";
-            rep.comparison += (rep.comparison.empty() ? "" : "; ") + what + " " + got[i].name + ": " +
+            rep.comparison += (rep.comparison.empty() ? "" : "; ") + what + " " + got[i].name.substr(0, got[i].name.find('$')) + ": " +
                               (fp ? rule.str() : std::string("exact")) + " (" + dtype_name(got[i].dtype) + "): " + c.message;
         }
     } catch (const UserError &e) {

@@ -1,9 +1,14 @@
-// tessel demo: Tessel's main job on its built-in defaults (what `make demo` runs).
-// Today: the GEMM sample through Halide on the CPU, checked against a plain C++
-// reference. It grows into compile -> simulate -> verify -> report on the
-// default NPU preset as the backend lands.
+// tessel demo: Tessel's main job on its built-in defaults (what `make demo` runs):
+//  1. the GEMM sample through Halide on the host CPU, checked against a plain C++
+//     reference;
+//  2. the same GEMM compiled for the default NPU preset with a built-in hand
+//     schedule (A and B staged GM -> L1 -> L0A/L0B double-buffered, the
+//     accumulator in L0C double-buffered, the k-chunk product on the matrix
+//     unit), simulated, verified against Halide's CPU result, and reported:
+//     cycles, the physical limit, the efficiency and the binding resource.
 #include "tools/Commands.h"
 
+#include "dsl/Compile.h"
 #include "dsl/HalidePipeline.h"
 #include "samples/gemm/GemmReference.h"
 
@@ -15,20 +20,42 @@ namespace tessel::cli {
 namespace {
 struct DemoOptions {
     std::string params = "M=256,N=256,K=256,dtype=fp16";
+    std::string arch = "ascend-like";
     uint64_t seed = 1;
 };
+
+// The demo's hand schedule for ascend-like (the same as samples/gemm/schedules/tiled_staged.json).
+ScheduleSpec demo_schedule() {
+    Schedule s;
+    s.func("C").tile("j", "i", "jo", "io", "ji", "ii", 128, 128).id("tile_C");
+    s.func("acc").compute_at("C", "jo").id("acc_at");
+    s.func("acc").update(0).split("k", "ko", "ki", 64).id("k_chunks");
+    s.func("acc").update(0).reorder({"j", "i", "ki", "ko"}).id("k_outer");
+    s.stage("A", "L1").at("acc", "ko").buffers(2).id("stage_A");
+    s.stage("B", "L1").at("acc", "ko").buffers(2).id("stage_B");
+    s.stage("A", "L0A").at("acc", "ko").buffers(2).id("stage_A0");
+    s.stage("B", "L0B").at("acc", "ko").buffers(2).id("stage_B0");
+    s.func("acc").accumulate_in("L0C", 2).id("acc_L0C");
+    s.func("acc").update(0).tensorize().id("mmad");
+    return s.spec();
+}
 } // namespace
 
 Command add_demo_command(CLI::App &root, GlobalOptions &) {
     auto opts = std::make_shared<DemoOptions>();
     Command c;
-    c.app = root.add_subcommand("demo", "Run the GEMM sample and check it against a plain C++ reference");
+    c.app = root.add_subcommand("demo", "GEMM on the CPU vs a C++ reference, then compiled for the NPU, simulated, "
+                                        "verified and reported");
     c.app->add_option("-p,--params", opts->params, "GEMM parameters K=V,...")->capture_default_str();
+    c.app->add_option("--arch", opts->arch, "NPU preset (the built-in schedule is written for ascend-like)")
+        ->capture_default_str();
     c.app->add_option("--seed", opts->seed, "random seed for the inputs")->capture_default_str();
     c.run = [opts] {
         GeneratorInfo info = find_generator("gemm");
         ParamMap params = resolve_params(info, parse_params(opts->params));
         std::cout << "Tessel demo: generator gemm (" << format_params(params) << ")\n";
+
+        std::cout << "1. Halide on the host CPU against a plain C++ reference\n";
         auto t0 = std::chrono::steady_clock::now();
         HalidePipeline p = build_halide_pipeline("gemm", params);
         std::vector<Tensor> inputs = make_random_inputs(p, opts->seed);
@@ -38,14 +65,38 @@ Command add_demo_command(CLI::App &root, GlobalOptions &) {
         double tol = dtype_is_float(outs[0].dtype) ? 1e-4 : 0;
         Comparison cmp = compare(outs[0], ref, tol, tol);
         for (const auto &t : inputs) {
-            std::cout << "  input  " << t.describe() << " (random, seed " << opts->seed << ")\n";
+            std::cout << "   input  " << t.describe() << " (random, seed " << opts->seed << ")\n";
         }
-        std::cout << "  output " << outs[0].describe() << "\n";
-        std::cout << "  Halide CPU (JIT compile + run): "
-                  << std::chrono::duration<double, std::milli>(t1 - t0).count() << " ms\n";
-        std::cout << "  check against the C++ reference: " << (cmp.mismatches == 0 ? "PASS" : "FAIL") << " ("
+        std::cout << "   output " << outs[0].describe() << "\n";
+        std::cout << "   Halide CPU (JIT compile + run): " << std::chrono::duration<double, std::milli>(t1 - t0).count()
+                  << " ms\n";
+        std::cout << "   check against the C++ reference: " << (cmp.mismatches == 0 ? "PASS" : "FAIL") << " ("
                   << cmp.message << ")\n";
-        return cmp.mismatches == 0 ? 0 : 1;
+
+        std::cout << "2. NPU (" << opts->arch << "): compile -> simulate -> verify against Halide's CPU result\n";
+        CompileRequest req;
+        req.generator = "gemm";
+        req.params = params;
+        req.arch = opts->arch;
+        req.schedule = demo_schedule();
+        RunReport rep = run(req, opts->seed);
+        bool error = false;
+        for (const auto &d : rep.diagnostics) {
+            std::cout << "   " << severity_name(d.severity) << ": " << d.message << "\n";
+            error = error || d.severity == Diagnostic::Error;
+        }
+        if (!error) {
+            std::cout << "   schedule " << rep.schedule_hash << ", compile " << rep.compile_ms << " ms\n"
+                      << "   check: " << (rep.verified ? "PASS" : "FAIL") << " (" << rep.comparison << ")\n"
+                      << "   cycles: " << rep.cycles.value_or(0) << "   physical limit: " << rep.t_phys_cycles.value_or(0)
+                      << " cycles (bound by " << rep.binding_resource.value_or("-") << ")   efficiency: "
+                      << rep.efficiency.value_or(0) << "\n   pipes busy:";
+            for (const auto &kv : rep.pipes) {
+                std::cout << " " << kv.first << " " << static_cast<int>(kv.second + 0.5) << "%";
+            }
+            std::cout << "\n";
+        }
+        return cmp.mismatches == 0 && rep.verified && !error ? 0 : 1;
     };
     return c;
 }

@@ -25,6 +25,7 @@ int main(int argc, char **argv) {
     commands.push_back(cli::add_isa_command(app, global));
     commands.push_back(cli::add_compile_command(app, global));
     commands.push_back(cli::add_run_command(app, global));
+    commands.push_back(cli::add_bench_command(app, global));
     commands.push_back(cli::add_sim_command(app, global));
     commands.push_back(cli::add_db_command(app, global));
 
