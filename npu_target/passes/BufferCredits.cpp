@@ -59,8 +59,18 @@ struct Plan {
     int copies;
 };
 
-// Inserts the in-loop wait before the writer's access and the set after the
-// last reading statement of the allocation's body.
+bool writes_on(const nir::NpuModule &m, const Stmt &s, const std::string &buffer, Pipe w) {
+    Users u(m, buffer);
+    s.accept(&u);
+    return u.writers.count(w) > 0;
+}
+
+// Inside the allocation of the buffer (directly in the rotation loop's body),
+// split into its top-level statements: the wait goes before the first one that
+// writes the buffer on the writer pipe, each reader's set after the last one
+// that reads it on that pipe. Top-level statements run once per iteration, so
+// each iteration takes and returns exactly one credit whatever loops or
+// branches the accesses sit in.
 class InLoop : public IRMutator {
 public:
     InLoop(const nir::NpuModule &m, const Plan &p) : m_(m), p_(p) {}
@@ -68,30 +78,13 @@ public:
 private:
     const nir::NpuModule &m_;
     const Plan &p_;
-    bool waited_ = false;
     using IRMutator::visit;
 
-    Stmt visit(const Evaluate *op) override {
-        Accesses a = accesses_of(m_, op);
-        if (!waited_ && a.pipe == p_.writer && contains(a.writes, p_.buffer)) {
-            waited_ = true;
-            std::vector<Stmt> s;
-            for (const auto &[r, e] : p_.readers) {
-                s.push_back(nir::SyncOp{isa::Op::WAIT_FLAG, r, p_.writer, e}.make());
-            }
-            s.push_back(op);
-            return Block::make(s);
-        }
-        return op;
-    }
     Stmt visit(const Allocate *op) override {
         if (op->name != p_.buffer) {
             return IRMutator::visit(op);
         }
-        // Split the body into its top-level statements and set each reader's
-        // flag after the last one that reads the buffer on that pipe.
         std::vector<Stmt> parts;
-        Stmt rest = mutate(op->body);
         std::function<void(const Stmt &)> flatten = [&](const Stmt &s) {
             if (const Block *b = s.as<Block>()) {
                 flatten(b->first);
@@ -100,9 +93,16 @@ private:
                 parts.push_back(s);
             }
         };
-        flatten(rest);
+        flatten(op->body);
         std::vector<Stmt> out;
+        bool waited = false;
         for (size_t i = 0; i < parts.size(); i++) {
+            if (!waited && writes_on(m_, parts[i], p_.buffer, p_.writer)) {
+                waited = true;
+                for (const auto &[r, e] : p_.readers) {
+                    out.push_back(nir::SyncOp{isa::Op::WAIT_FLAG, r, p_.writer, e}.make());
+                }
+            }
             out.push_back(parts[i]);
             for (const auto &[r, e] : p_.readers) {
                 bool later = false;
