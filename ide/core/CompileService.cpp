@@ -1,0 +1,110 @@
+#include "ide/core/CompileService.h"
+
+#include <QElapsedTimer>
+#include <QPointer>
+#include <QThreadPool>
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace tessel::ide {
+
+CompileService::CompileService(QObject *parent)
+    : QObject(parent), m_latest(std::make_shared<std::atomic<quint64>>(0)) {
+    m_debounce.setSingleShot(true);
+    m_debounce.setInterval(300);
+    connect(&m_debounce, &QTimer::timeout, this, &CompileService::startPending);
+}
+
+CompileService::~CompileService() {
+    waitForIdle();
+}
+
+void CompileService::waitForIdle() {
+    m_latest->store(~quint64(0)); // every running job is now stale: it skips its run
+    QThreadPool::globalInstance()->waitForDone();
+    m_latest->store(m_generation);
+}
+
+bool CompileService::isBusy() const {
+    return m_running || m_pending.has_value() || m_debounce.isActive();
+}
+
+void CompileService::request(const tessel::CompileRequest &req) {
+    m_pending = req;
+    m_pendingGeneration = ++m_generation;
+    m_latest->store(m_generation);
+    m_debounce.start();
+}
+
+void CompileService::requestNow(const tessel::CompileRequest &req) {
+    m_pending = req;
+    m_pendingGeneration = ++m_generation;
+    m_latest->store(m_generation);
+    m_debounce.stop();
+    startPending();
+}
+
+void CompileService::startPending() {
+    if (m_running || !m_pending) {
+        return;
+    }
+    tessel::CompileRequest req = std::move(*m_pending);
+    m_pending.reset();
+    quint64 gen = m_pendingGeneration;
+    m_running = true;
+    emit started(gen);
+    QPointer<CompileService> self(this);
+    auto latest = m_latest;
+    bool wantRun = m_runEnabled;
+    (void)QtConcurrent::run([self, latest, req, gen, wantRun] {
+        QElapsedTimer t;
+        t.start();
+        auto result = std::make_shared<const tessel::CompileResult>(tessel::compile(req));
+        double compileMs = t.nsecsElapsed() / 1e6;
+        bool runIt = wantRun && result->ok && latest->load() == gen;
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, result, gen, compileMs, runIt] {
+                if (!self) {
+                    return;
+                }
+                if (gen == self->m_generation) {
+                    emit self->compiled(result, gen, compileMs);
+                }
+                if (!runIt) {
+                    self->jobFinished();
+                }
+            },
+            Qt::QueuedConnection);
+        if (!runIt) {
+            return;
+        }
+        t.restart();
+        auto report = std::make_shared<const tessel::RunReport>(tessel::run(req, 1, true));
+        double runMs = t.nsecsElapsed() / 1e6;
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, report, gen, runMs] {
+                if (!self) {
+                    return;
+                }
+                if (gen == self->m_generation) {
+                    emit self->ran(report, gen, runMs);
+                }
+                self->jobFinished();
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void CompileService::jobFinished() {
+    m_running = false;
+    if (m_pending && !m_debounce.isActive()) {
+        startPending();
+        return;
+    }
+    if (!isBusy()) {
+        emit idle();
+    }
+}
+
+} // namespace tessel::ide

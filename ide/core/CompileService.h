@@ -1,0 +1,66 @@
+#ifndef TESSEL_IDE_CORE_COMPILESERVICE_H
+#define TESSEL_IDE_CORE_COMPILESERVICE_H
+
+// Compiles and runs schedules off the GUI thread. request() restarts a short
+// debounce timer; when it fires, the newest request runs on a worker
+// (QtConcurrent): compile(), then (if it compiled) run() with the trace. Each
+// result is handed over as std::shared_ptr<const T> in one signal. Requests
+// coalesce: while a job runs only the newest pending request is kept, and a
+// result older than the newest request is dropped (never emitted).
+
+#include "dsl/Compile.h"
+
+#include <QObject>
+#include <QTimer>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+
+namespace tessel::ide {
+
+class CompileService : public QObject {
+    Q_OBJECT
+public:
+    explicit CompileService(QObject *parent = nullptr);
+    ~CompileService() override;
+
+    void setDebounceMs(int ms) { m_debounce.setInterval(ms); }
+    int debounceMs() const { return m_debounce.interval(); }
+    /** Also run on the simulator after a successful compile (default on). */
+    void setRunEnabled(bool on) { m_runEnabled = on; }
+
+    /** Debounced: the newest request wins. */
+    void request(const tessel::CompileRequest &req);
+    /** No debounce. */
+    void requestNow(const tessel::CompileRequest &req);
+    /** Generation of the newest request (1, 2, ...). */
+    quint64 generation() const { return m_generation; }
+    /** True while a request is pending, debouncing or running. */
+    bool isBusy() const;
+    /** Blocks until no job is running (for shutdown). */
+    void waitForIdle();
+
+signals:
+    void started(quint64 generation);
+    void compiled(std::shared_ptr<const tessel::CompileResult> result, quint64 generation, double ms);
+    void ran(std::shared_ptr<const tessel::RunReport> report, quint64 generation, double ms);
+    /** Every requested job has finished (or was dropped). */
+    void idle();
+
+private:
+    void startPending();
+    void jobFinished();
+
+    QTimer m_debounce;
+    std::optional<tessel::CompileRequest> m_pending;
+    quint64 m_pendingGeneration = 0;
+    quint64 m_generation = 0;
+    std::shared_ptr<std::atomic<quint64>> m_latest; // read by workers to skip stale runs
+    bool m_running = false;
+    bool m_runEnabled = true;
+};
+
+} // namespace tessel::ide
+
+#endif

@@ -1,0 +1,176 @@
+#include "ide/core/Session.h"
+
+#include "ide/core/SourceLinks.h"
+#include "npu_target/common/Error.h"
+
+#include <QElapsedTimer>
+
+namespace tessel::ide {
+
+namespace {
+qint64 nowNs() {
+    static QElapsedTimer clock = [] {
+        QElapsedTimer t;
+        t.start();
+        return t;
+    }();
+    return clock.nsecsElapsed();
+}
+} // namespace
+
+Session::Session(QObject *parent)
+    : QObject(parent), m_schedule(&m_undo), m_args(&m_schedule), m_autosavePath(defaultAutosavePath()),
+      m_dbPath(QString::fromStdString(tessel::db::ScheduleStore::default_path())) {
+    connect(&m_schedule, &ScheduleModel::scheduleChanged, this, &Session::onScheduleChanged);
+    connect(&m_service, &CompileService::compiled, this, &Session::onCompiled);
+    connect(&m_service, &CompileService::ran, this, &Session::onRan);
+    connect(&m_service, &CompileService::started, this, [this] { emit busyChanged(true); });
+    connect(&m_service, &CompileService::idle, this, [this] { emit busyChanged(false); });
+}
+
+Session::~Session() {
+    m_service.waitForIdle();
+}
+
+bool Session::open(const QString &generator, const tessel::ParamMap &params, const QString &arch,
+                   const tessel::ScheduleSpec &schedule, QString *error) {
+    try {
+        tessel::GeneratorInfo info = tessel::find_generator(generator.toStdString());
+        m_params = tessel::resolve_params(info, params);
+        m_arch = tessel::load_arch(arch.toStdString());
+    } catch (const tessel::UserError &e) {
+        if (error) {
+            *error = QString::fromStdString(e.what());
+        }
+        return false;
+    }
+    m_generator = generator;
+    m_archName = arch;
+    m_opened = true;
+    QStringList levels;
+    for (const auto &m : m_arch.memories) {
+        levels << QString::fromStdString(m.name);
+    }
+    m_schedule.setLevels(levels);
+    if (schedule == m_schedule.spec()) {
+        onScheduleChanged(); // same schedule, new problem: recompile anyway
+    } else {
+        m_schedule.setSchedule(schedule, QStringLiteral("open schedule"));
+    }
+    refreshHistory();
+    return true;
+}
+
+tessel::CompileRequest Session::request() const {
+    tessel::CompileRequest req;
+    req.generator = m_generator.toStdString();
+    req.params = m_params;
+    req.schedule = m_schedule.spec();
+    req.arch = m_archName.toStdString();
+    return req;
+}
+
+void Session::onScheduleChanged() {
+    if (!m_opened) {
+        return;
+    }
+    m_editStamp = nowNs();
+    if (!m_autosavePath.isEmpty()) {
+        writeAutosave(m_autosavePath, {m_generator, m_params, m_archName, m_schedule.json()});
+    }
+    m_run.reset(); // the last run belongs to the previous schedule
+    m_diagnostics.setEditorMessage(QString());
+    m_service.request(request());
+}
+
+void Session::onCompiled(std::shared_ptr<const tessel::CompileResult> r, quint64, double) {
+    qint64 t0 = nowNs();
+    m_compile = r;
+    QVector<QPair<QString, qint64>> capacities;
+    for (const auto &m : m_arch.memories) {
+        if (!m.off_chip) {
+            capacities.append({QString::fromStdString(m.name), qint64(m.size_bytes)});
+        }
+    }
+    m_diagnostics.setCompile(r);
+    m_lifetimes.setResult(r, capacities);
+    m_tiling.setResult(r, m_schedule.spec());
+    m_metrics.setCompile(r);
+    if (!r->ok) {
+        m_run.reset();
+        m_timeline.setReport(nullptr);
+    }
+    if (!r->loop_nest.empty()) {
+        m_schedule.setLoops(loopsByFunc(QString::fromStdString(r->loop_nest)));
+        m_schedule.setFuncs(funcNames(*r));
+    }
+    auto tokens = directiveTokens(*r);
+    m_lineLinks.clear();
+    for (int k = StmtText; k <= AsmText; ++k) {
+        m_lineLinks[k] = ide::lineDirectives(text(TextKind(k)), tokens, r->program.provenance);
+    }
+    qint64 t1 = nowNs();
+    m_modelUpdateMs = (t1 - t0) / 1e6;
+    m_compileLatencyMs = (t1 - m_editStamp) / 1e6;
+    emit compileFinished();
+}
+
+void Session::onRan(std::shared_ptr<const tessel::RunReport> r, quint64, double) {
+    qint64 t0 = nowNs();
+    m_run = r;
+    m_timeline.setReport(r);
+    m_metrics.setReport(r);
+    m_diagnostics.setRun(r);
+    m_view.setLength(double(m_timeline.cycles()));
+    qint64 t1 = nowNs();
+    m_modelUpdateMs = (t1 - t0) / 1e6;
+    m_runLatencyMs = (t1 - m_editStamp) / 1e6;
+    emit runFinished();
+}
+
+QString Session::text(TextKind kind) const {
+    if (!m_compile) {
+        return {};
+    }
+    switch (kind) {
+    case StmtText:
+        return QString::fromStdString(m_compile->stmt_text);
+    case LoopNestText:
+        return QString::fromStdString(m_compile->loop_nest);
+    case NpuIrText:
+        return QString::fromStdString(m_compile->npu_ir_text);
+    case AsmText:
+        return QString::fromStdString(m_compile->asm_text);
+    }
+    return {};
+}
+
+bool Session::refreshHistory(QString *error) {
+    if (!m_opened || m_dbPath.isEmpty()) {
+        return false;
+    }
+    return m_history.reload(m_dbPath, m_generator.toStdString(), m_params, m_arch.hash(), error);
+}
+
+bool Session::saveToDatabase(const QString &note, QString *error) {
+    if (!m_run) {
+        if (error) {
+            *error = QStringLiteral("nothing to save: the schedule has not run yet");
+        }
+        return false;
+    }
+    // m_run belongs to the current schedule: a new edit clears it until its run arrives.
+    if (!saveRun(m_dbPath, *m_run, m_schedule.spec(), m_arch, note, error)) {
+        return false;
+    }
+    return refreshHistory(error);
+}
+
+bool Session::loadFromHistory(int row, QString *error) {
+    if (row < 0 || row >= m_history.rows().size()) {
+        return false;
+    }
+    return m_schedule.setScheduleJson(m_history.rows()[row].scheduleJson, error);
+}
+
+} // namespace tessel::ide

@@ -1,0 +1,116 @@
+#ifndef TESSEL_IDE_CORE_SESSION_H
+#define TESSEL_IDE_CORE_SESSION_H
+
+// One open problem (generator + params + arch) and its working schedule: the
+// schedule model with its undo stack, the compile service, every result model
+// and the shared view state. Widgets attach to it; the tests drive it without
+// any widget.
+
+#include "ide/core/CompileService.h"
+#include "ide/core/History.h"
+#include "ide/core/ResultModels.h"
+#include "ide/core/ScheduleModel.h"
+#include "ide/core/ViewState.h"
+
+#include "npu_target/arch/ArchSpec.h"
+
+#include <QObject>
+#include <QUndoStack>
+
+#include <memory>
+
+namespace tessel::ide {
+
+class Session : public QObject {
+    Q_OBJECT
+public:
+    enum TextKind { StmtText, LoopNestText, NpuIrText, AsmText };
+
+    explicit Session(QObject *parent = nullptr);
+    ~Session() override;
+
+    /** Opens a problem with a schedule (an undo-able step); false with `error`
+     * for an unknown generator, parameter or arch. Recompiles immediately. */
+    bool open(const QString &generator, const tessel::ParamMap &params, const QString &arch,
+              const tessel::ScheduleSpec &schedule, QString *error = nullptr);
+    tessel::CompileRequest request() const;
+
+    QString generator() const { return m_generator; }
+    const tessel::ParamMap &params() const { return m_params; }
+    const tessel::ArchSpec &arch() const { return m_arch; }
+    QString archName() const { return m_archName; }
+
+    ScheduleModel *schedule() { return &m_schedule; }
+    DirectiveArgsModel *args() { return &m_args; }
+    QUndoStack *undoStack() { return &m_undo; }
+    CompileService *service() { return &m_service; }
+    ViewState *viewState() { return &m_view; }
+    DiagnosticsModel *diagnostics() { return &m_diagnostics; }
+    LifetimeModel *lifetimes() { return &m_lifetimes; }
+    TimelineModel *timeline() { return &m_timeline; }
+    MetricsModel *metrics() { return &m_metrics; }
+    TilingModel *tiling() { return &m_tiling; }
+    HistoryModel *history() { return &m_history; }
+
+    std::shared_ptr<const tessel::CompileResult> lastCompile() const { return m_compile; }
+    std::shared_ptr<const tessel::RunReport> lastRun() const { return m_run; }
+    QString text(TextKind kind) const;
+    /** The directive id of every line of text(kind) ("" for none). */
+    QStringList lineDirectives(TextKind kind) const { return m_lineLinks.value(kind); }
+
+    // ---- persistence ----
+    void setAutosavePath(const QString &path) { m_autosavePath = path; }
+    QString autosavePath() const { return m_autosavePath; }
+    void setDatabasePath(const QString &path) { m_dbPath = path; }
+    QString databasePath() const { return m_dbPath; }
+    bool refreshHistory(QString *error = nullptr);
+    /** Saves the last run with `note`; false when there is no run or the database fails. */
+    bool saveToDatabase(const QString &note, QString *error = nullptr);
+    /** Loads the schedule of history row `row` into the editor (one undo step). */
+    bool loadFromHistory(int row, QString *error = nullptr);
+
+    /** Milliseconds from the last schedule change to its models being updated. */
+    double lastCompileLatencyMs() const { return m_compileLatencyMs; }
+    double lastRunLatencyMs() const { return m_runLatencyMs; }
+    /** Time spent updating the models for the last compile / run (GUI thread). */
+    double lastModelUpdateMs() const { return m_modelUpdateMs; }
+
+signals:
+    void compileFinished();
+    void runFinished();
+    /** The compile service started or finished work. */
+    void busyChanged(bool busy);
+
+private:
+    void onScheduleChanged();
+    void onCompiled(std::shared_ptr<const tessel::CompileResult> r, quint64 gen, double ms);
+    void onRan(std::shared_ptr<const tessel::RunReport> r, quint64 gen, double ms);
+
+    QString m_generator;
+    tessel::ParamMap m_params;
+    QString m_archName;
+    tessel::ArchSpec m_arch;
+    QUndoStack m_undo;
+    ScheduleModel m_schedule;
+    DirectiveArgsModel m_args;
+    CompileService m_service;
+    ViewState m_view;
+    DiagnosticsModel m_diagnostics;
+    LifetimeModel m_lifetimes;
+    TimelineModel m_timeline;
+    MetricsModel m_metrics;
+    TilingModel m_tiling;
+    HistoryModel m_history;
+    std::shared_ptr<const tessel::CompileResult> m_compile;
+    std::shared_ptr<const tessel::RunReport> m_run;
+    QMap<int, QStringList> m_lineLinks;
+    QString m_autosavePath;
+    QString m_dbPath;
+    qint64 m_editStamp = 0; // QElapsedTimer ns at the last schedule change
+    double m_compileLatencyMs = 0, m_runLatencyMs = 0, m_modelUpdateMs = 0;
+    bool m_opened = false;
+};
+
+} // namespace tessel::ide
+
+#endif

@@ -1,0 +1,39 @@
+#include "ide/core/ViewState.h"
+
+namespace tessel::ide {
+
+ViewState::ViewState(QObject *parent) : QObject(parent) {}
+
+void ViewState::setLength(double length) {
+    if (length == m_zoom.length) {
+        return;
+    }
+    m_zoom.length = length > 0 ? length : 1;
+    m_zoom.reset();
+    emit zoomChanged();
+}
+
+void ViewState::zoomBy(double factor, double anchor) {
+    m_zoom.zoom(factor, anchor);
+    emit zoomChanged();
+}
+
+void ViewState::panBy(double delta) {
+    m_zoom.pan(delta);
+    emit zoomChanged();
+}
+
+void ViewState::resetZoom() {
+    m_zoom.reset();
+    emit zoomChanged();
+}
+
+void ViewState::selectDirective(const QString &id) {
+    if (id == m_selected) {
+        return;
+    }
+    m_selected = id;
+    emit selectionChanged(id);
+}
+
+} // namespace tessel::ide

@@ -1,0 +1,225 @@
+// IDE models on real compile results and run reports (GEMM on ascend-like).
+#include "ide/core/ResultModels.h"
+#include "ide/core/ScheduleModel.h"
+#include "ide/core/SourceLinks.h"
+
+#include <QUndoStack>
+#include <QtTest>
+
+#include <memory>
+
+using namespace tessel::ide;
+
+namespace {
+QString sourceDir() {
+    return QString::fromUtf8(TESSEL_SOURCE_DIR);
+}
+
+tessel::CompileRequest gemm(int size, const tessel::ScheduleSpec &s) {
+    tessel::CompileRequest req;
+    req.generator = "gemm";
+    req.params = {{"M", std::to_string(size)}, {"N", std::to_string(size)}, {"K", std::to_string(size)}};
+    req.schedule = s;
+    req.arch = "ascend-like";
+    return req;
+}
+
+tessel::ScheduleSpec tiledStaged() {
+    return tessel::load_schedule((sourceDir() + "/samples/gemm/schedules/tiled_staged.json").toStdString());
+}
+
+QVector<QPair<QString, qint64>> ascendCapacities() {
+    QVector<QPair<QString, qint64>> c;
+    for (const auto &m : tessel::load_arch("ascend-like").memories) {
+        if (!m.off_chip) {
+            c.append({QString::fromStdString(m.name), qint64(m.size_bytes)});
+        }
+    }
+    return c;
+}
+} // namespace
+
+class TestModels : public QObject {
+    Q_OBJECT
+    std::shared_ptr<const tessel::CompileResult> m_staged;
+    std::shared_ptr<const tessel::RunReport> m_run;
+
+private slots:
+    void initTestCase() {
+        m_staged = std::make_shared<const tessel::CompileResult>(tessel::compile(gemm(128, tiledStaged())));
+        QVERIFY(m_staged->ok);
+        m_run = std::make_shared<const tessel::RunReport>(tessel::run(gemm(128, tiledStaged()), 1, true));
+        QVERIFY(m_run->verified);
+        QVERIFY(m_run->sim.has_value());
+    }
+
+    void scheduleEditsAreUndoable() {
+        QUndoStack undo;
+        ScheduleModel m(&undo);
+        m.setSchedule(tiledStaged(), "open");
+        QCOMPARE(m.rowCount(), 10);
+        int row = m.rowOf("k_chunks");
+        QCOMPARE(row, 2);
+        QVERIFY(m.setField(row, "factor", "32"));
+        QCOMPARE(m.spec().directives[row].factors[0], int64_t(32));
+        QString error;
+        QVERIFY(!m.setField(row, "factor", "0", &error)); // refused, not applied
+        QVERIFY(error.contains("positive"));
+        QVERIFY(!m.setField(row, "id", "tile_C", &error)); // duplicate id
+        QVERIFY(error.contains("already used"));
+        m.moveDirective(0, 1);
+        QCOMPARE(QString::fromStdString(m.spec().directives[1].id), QString("tile_C"));
+        m.removeDirective(9);
+        QCOMPARE(m.rowCount(), 9);
+        m.insertDirective(0, tessel::DirectiveKind::ComputeRoot, "acc");
+        QCOMPARE(m.rowCount(), 10);
+        QCOMPARE(m.data(m.index(0, ScheduleModel::KindColumn)).toString(), QString("compute_root"));
+        QVERIFY(!m.spec().directives[0].id.empty());
+        QCOMPARE(undo.count(), 5); // open, factor, move, remove, insert
+        undo.undo();
+        undo.undo();
+        undo.undo();
+        undo.undo();
+        QCOMPARE(m.spec(), tiledStaged());
+        QVERIFY(m.json().contains("\"k_chunks\""));
+        QVERIFY(!m.setScheduleJson("{\"version\": 1, \"directives\": [", &error));
+        QVERIFY2(error.contains("JSON tab:1:"), qPrintable(error));
+    }
+
+    void argumentsOfferLegalChoices() {
+        QUndoStack undo;
+        ScheduleModel m(&undo);
+        m.setSchedule(tiledStaged(), "open");
+        m.setLevels({"GM", "L1", "L0A", "L0B", "L0C", "UB"});
+        m.setLoops(loopsByFunc(QString::fromStdString(m_staged->loop_nest)));
+        m.setFuncs(funcNames(*m_staged));
+        QVERIFY(m.choices(m.rowOf("stage_A"), "level").contains("L0A"));
+        QStringList atLoops = m.choices(m.rowOf("stage_A"), "at_loop"); // loops of acc
+        QVERIFY2(atLoops.contains("ko") && atLoops.contains("ki") && atLoops.contains("k"), qPrintable(atLoops.join(',')));
+        QVERIFY(m.choices(m.rowOf("tile_C"), "x").contains("j"));
+        QVERIFY(m.choices(0, "func").contains("acc") && m.choices(0, "func").contains("A"));
+        DirectiveArgsModel args(&m);
+        args.setRow(m.rowOf("stage_A"));
+        QCOMPARE(args.rowCount(), 7); // id kind func level at_func at_loop buffers
+        QCOMPARE(args.fieldAt(3), QString("level"));
+        QVERIFY(args.data(args.index(3, 1), DirectiveArgsModel::ChoicesRole).toStringList().contains("L1"));
+        QVERIFY(args.setData(args.index(6, 1), "1"));
+        QCOMPARE(m.spec().directives[m.rowOf("stage_A")].buffers, 1);
+    }
+
+    void lifetimesPerLevel() {
+        LifetimeModel m;
+        m.setResult(m_staged, ascendCapacities());
+        QCOMPARE(m.rowCount(), 5);
+        QCOMPARE(m.levels(), QStringList({"L1", "L0A", "L0B", "L0C"}));
+        QCOMPARE(m.highWater("L1"), qint64(65536)); // A and B chunks, 16 KiB x2 each
+        QCOMPARE(m.capacity("L0C"), qint64(tessel::load_arch("ascend-like").find_level("L0C")->size_bytes));
+        QCOMPARE(m.overflowCount(), 0);
+        QVERIFY(m.orderLength() > 0);
+        bool sawDouble = false;
+        for (int r = 0; r < m.rowCount(); ++r) {
+            sawDouble = sawDouble || m.data(m.index(r, 4)).toInt() == 2;
+        }
+        QVERIFY(sawDouble);
+    }
+
+    void overflowIsFlaggedWithItsDirective() {
+        tessel::Schedule s;
+        s.func("acc").compute_root().id("acc_root");
+        auto r = std::make_shared<const tessel::CompileResult>(tessel::compile(gemm(256, s.spec())));
+        QVERIFY(!r->ok);
+        DiagnosticsModel d;
+        d.setCompile(r);
+        QVERIFY(d.errorCount() >= 1);
+        QCOMPARE(d.rows()[0].directive, QString("acc_root"));
+        QVERIFY(d.rows()[0].message.contains("does not fit in UB"));
+        LifetimeModel m;
+        m.setResult(r, ascendCapacities());
+        QCOMPARE(m.overflowCount(), 1);
+        QCOMPARE(m.data(m.index(0, 0), OverflowRole).toBool(), true);
+        QCOMPARE(m.data(m.index(0, 0), DirectiveRole).toString(), QString("acc_root"));
+        QVERIFY(m.highWater("UB") > m.capacity("UB"));
+    }
+
+    void timelineFromTheTrace() {
+        TimelineModel t;
+        t.setReport(m_run);
+        QCOMPARE(t.rowCount(), int(m_run->sim->trace.size()));
+        QVERIFY(t.pipes().contains("MTE2"));
+        QVERIFY(t.pipes().contains("M"));
+        QVERIFY(t.pipes().indexOf("M") < t.pipes().indexOf("MTE2"));
+        QCOMPARE(t.cycles(), qint64(*m_run->cycles));
+        int mte2 = t.pipes().indexOf("MTE2");
+        QVERIFY(!t.eventsOf(mte2).isEmpty());
+        int first = t.eventsOf(mte2).first();
+        const auto &e = t.event(first);
+        QCOMPARE(t.eventAt(mte2, (e.start + e.end) / 2.0), first);
+        QCOMPARE(t.eventAt(mte2, double(t.cycles()) * 10), -1);
+        bool dmaFromStage = false;
+        for (int i : t.eventsOf(mte2)) {
+            if (t.event(i).op == tessel::isa::Op::DMA) {
+                dmaFromStage = t.directiveOf(i) == "stage_A" || t.directiveOf(i) == "stage_B";
+                QCOMPARE(QString::fromStdString(t.event(i).src), QString("GM"));
+                break;
+            }
+        }
+        QVERIFY(dmaFromStage);
+        QVERIFY(t.idleCycles(t.pipes().indexOf("M")) > 0); // the matrix unit waits for data
+        QVERIFY(t.idleCycles(t.pipes().indexOf("M")) < t.cycles());
+    }
+
+    void metricsShowTheRun() {
+        MetricsModel m;
+        m.setCompile(m_staged);
+        QCOMPARE(m.value("compile"), QString("ok"));
+        QVERIFY(m.value("cycles").isEmpty());
+        m.setReport(m_run);
+        QCOMPARE(m.value("cycles"), QString::number(*m_run->cycles));
+        QCOMPARE(m.value("verified"), QString("yes"));
+        QVERIFY(!m.value("busy % MTE2").isEmpty());
+        QVERIFY(m.value("bytes MTE2 GM->L1").startsWith("65536 ")); // A and B: 2 x 128 x 128 x fp16
+    }
+
+    void tilingFollowsTheSchedule() {
+        TilingModel m;
+        m.setResult(m_staged, tiledStaged());
+        QCOMPARE(m.rowCount(), 5);
+        QCOMPARE(m.outputTile(), qMakePair(qint64(128), qint64(128)));
+        QCOMPARE(m.tileDirective(), QString("tile_C"));
+        QVector<int> a = m.footprintsOf("A");
+        QCOMPARE(a.size(), 2);
+        QCOMPARE(QString::fromStdString(m.buffers()[a[0]].level), QString("L1"));
+        QCOMPARE(QString::fromStdString(m.buffers()[a[1]].level), QString("L0A"));
+    }
+
+    void linesLinkToDirectives() {
+        auto tokens = directiveTokens(*m_staged);
+        QString asmText = QString::fromStdString(m_staged->asm_text);
+        QStringList links = lineDirectives(asmText, tokens, m_staged->program.provenance);
+        QStringList lines = asmText.split('\n');
+        QCOMPARE(links.size(), lines.size());
+        int dma = -1;
+        for (int i = 0; i < lines.size(); ++i) {
+            if (lines[i].trimmed().startsWith("dma MTE2, L1") && dma < 0) {
+                dma = i;
+            }
+        }
+        QVERIFY(dma >= 0);
+        QCOMPARE(links[dma], QString("stage_A"));
+        QString ir = QString::fromStdString(m_staged->npu_ir_text);
+        QStringList irLinks = lineDirectives(ir, tokens, m_staged->program.provenance);
+        QStringList irLines = ir.split('\n');
+        for (int i = 0; i < irLines.size(); ++i) {
+            if (irLines[i].startsWith("buffer A_im_global_wrapper$0_global_wrapper$0:")) {
+                QCOMPARE(irLinks[i], QString("stage_A0")); // the longer name wins
+            }
+        }
+        auto loops = loopsByFunc(QString::fromStdString(m_staged->loop_nest));
+        QVERIFY(loops.value("acc").contains("ko"));
+        QVERIFY(loops.value("C").contains("jo"));
+        QVERIFY(!loops.value("acc").contains("rebased"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestModels)
+#include "test_ide_models.moc"
