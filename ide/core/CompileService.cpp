@@ -51,7 +51,7 @@ void CompileService::startPending() {
     m_pending.reset();
     quint64 gen = m_pendingGeneration;
     m_running = true;
-    emit started(gen);
+    Q_EMIT started(gen);
     QPointer<CompileService> self(this);
     auto latest = m_latest;
     bool wantRun = m_runEnabled;
@@ -68,7 +68,7 @@ void CompileService::startPending() {
                     return;
                 }
                 if (gen == self->m_generation) {
-                    emit self->compiled(result, gen, compileMs);
+                    Q_EMIT self->compiled(result, gen, compileMs);
                 }
                 if (!runIt) {
                     self->jobFinished();
@@ -88,7 +88,7 @@ void CompileService::startPending() {
                     return;
                 }
                 if (gen == self->m_generation) {
-                    emit self->ran(report, gen, runMs);
+                    Q_EMIT self->ran(report, gen, runMs);
                 }
                 self->jobFinished();
             },
@@ -103,7 +103,7 @@ void CompileService::jobFinished() {
         return;
     }
     if (!isBusy()) {
-        emit idle();
+        Q_EMIT idle();
     }
 }
 

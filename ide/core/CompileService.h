@@ -41,7 +41,7 @@ public:
     /** Blocks until no job is running (for shutdown). */
     void waitForIdle();
 
-signals:
+Q_SIGNALS:
     void started(quint64 generation);
     void compiled(std::shared_ptr<const tessel::CompileResult> result, quint64 generation, double ms);
     void ran(std::shared_ptr<const tessel::RunReport> report, quint64 generation, double ms);

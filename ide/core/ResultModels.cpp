@@ -13,6 +13,13 @@ QString qs(const std::string &s) {
     return QString::fromStdString(s);
 }
 
+/** A Func or buffer name without the "$N" suffix Halide adds when a process builds a pipeline again. */
+QString baseName(const std::string &s) {
+    QString n = qs(s);
+    int dollar = n.indexOf(QLatin1Char('$'));
+    return dollar > 0 ? n.left(dollar) : n;
+}
+
 QVector<DiagnosticsModel::Row> rowsOf(const std::vector<tessel::Diagnostic> &ds, const QString &source) {
     QVector<DiagnosticsModel::Row> rows;
     // The backend's overflow message names its directive as "[directive ID]",
@@ -458,7 +465,7 @@ void TilingModel::setResult(const std::shared_ptr<const tessel::CompileResult> &
     m_tileDirective.clear();
     if (r) {
         for (const auto &a : r->program.args) {
-            Operand o{qs(a.name), {}, a.is_output};
+            Operand o{baseName(a.name), {}, a.is_output};
             for (int64_t e : a.shape) {
                 o.shape << e;
             }
@@ -495,7 +502,7 @@ QVector<int> TilingModel::footprintsOf(const QString &operand) const {
     QVector<int> out;
     const auto &bs = buffers();
     for (int i = 0; i < int(bs.size()); ++i) {
-        if (qs(bs[i].source) == operand) {
+        if (baseName(bs[i].source) == operand) {
             out << i;
         }
     }

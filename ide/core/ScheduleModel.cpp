@@ -115,7 +115,7 @@ void ScheduleModel::applySpec(const tessel::ScheduleSpec &spec) {
     beginResetModel();
     m_spec = spec;
     endResetModel();
-    emit scheduleChanged();
+    Q_EMIT scheduleChanged();
 }
 
 void ScheduleModel::push(tessel::ScheduleSpec next, const QString &what) {

@@ -59,7 +59,7 @@ public:
     /** Called by the undo commands only: shows `spec` without pushing a command. */
     void applySpec(const tessel::ScheduleSpec &spec);
 
-signals:
+Q_SIGNALS:
     /** The schedule changed (edit, undo, redo, load). */
     void scheduleChanged();
 

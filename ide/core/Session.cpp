@@ -24,8 +24,8 @@ Session::Session(QObject *parent)
     connect(&m_schedule, &ScheduleModel::scheduleChanged, this, &Session::onScheduleChanged);
     connect(&m_service, &CompileService::compiled, this, &Session::onCompiled);
     connect(&m_service, &CompileService::ran, this, &Session::onRan);
-    connect(&m_service, &CompileService::started, this, [this] { emit busyChanged(true); });
-    connect(&m_service, &CompileService::idle, this, [this] { emit busyChanged(false); });
+    connect(&m_service, &CompileService::started, this, [this] { Q_EMIT busyChanged(true); });
+    connect(&m_service, &CompileService::idle, this, [this] { Q_EMIT busyChanged(false); });
 }
 
 Session::~Session() {
@@ -112,7 +112,7 @@ void Session::onCompiled(std::shared_ptr<const tessel::CompileResult> r, quint64
     qint64 t1 = nowNs();
     m_modelUpdateMs = (t1 - t0) / 1e6;
     m_compileLatencyMs = (t1 - m_editStamp) / 1e6;
-    emit compileFinished();
+    Q_EMIT compileFinished();
 }
 
 void Session::onRan(std::shared_ptr<const tessel::RunReport> r, quint64, double) {
@@ -125,7 +125,7 @@ void Session::onRan(std::shared_ptr<const tessel::RunReport> r, quint64, double)
     qint64 t1 = nowNs();
     m_modelUpdateMs = (t1 - t0) / 1e6;
     m_runLatencyMs = (t1 - m_editStamp) / 1e6;
-    emit runFinished();
+    Q_EMIT runFinished();
 }
 
 QString Session::text(TextKind kind) const {

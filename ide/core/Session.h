@@ -75,7 +75,7 @@ public:
     /** Time spent updating the models for the last compile / run (GUI thread). */
     double lastModelUpdateMs() const { return m_modelUpdateMs; }
 
-signals:
+Q_SIGNALS:
     void compileFinished();
     void runFinished();
     /** The compile service started or finished work. */

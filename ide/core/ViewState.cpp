@@ -10,22 +10,22 @@ void ViewState::setLength(double length) {
     }
     m_zoom.length = length > 0 ? length : 1;
     m_zoom.reset();
-    emit zoomChanged();
+    Q_EMIT zoomChanged();
 }
 
 void ViewState::zoomBy(double factor, double anchor) {
     m_zoom.zoom(factor, anchor);
-    emit zoomChanged();
+    Q_EMIT zoomChanged();
 }
 
 void ViewState::panBy(double delta) {
     m_zoom.pan(delta);
-    emit zoomChanged();
+    Q_EMIT zoomChanged();
 }
 
 void ViewState::resetZoom() {
     m_zoom.reset();
-    emit zoomChanged();
+    Q_EMIT zoomChanged();
 }
 
 void ViewState::selectDirective(const QString &id) {
@@ -33,7 +33,7 @@ void ViewState::selectDirective(const QString &id) {
         return;
     }
     m_selected = id;
-    emit selectionChanged(id);
+    Q_EMIT selectionChanged(id);
 }
 
 } // namespace tessel::ide

@@ -28,7 +28,7 @@ public:
     QString selectedDirective() const { return m_selected; }
     void selectDirective(const QString &id);
 
-signals:
+Q_SIGNALS:
     void zoomChanged();
     void selectionChanged(const QString &directiveId);
 

@@ -9,7 +9,7 @@ using namespace tessel::ide;
 
 class TestGeometry : public QObject {
     Q_OBJECT
-private slots:
+private Q_SLOTS:
     void timeAxisMapsBothWays() {
         TimeAxis a{1000, 3000, 100, 500}; // 2000 cycles over 400 px
         QCOMPARE(a.scale(), 0.2);

@@ -44,7 +44,7 @@ class TestModels : public QObject {
     std::shared_ptr<const tessel::CompileResult> m_staged;
     std::shared_ptr<const tessel::RunReport> m_run;
 
-private slots:
+private Q_SLOTS:
     void initTestCase() {
         m_staged = std::make_shared<const tessel::CompileResult>(tessel::compile(gemm(128, tiledStaged())));
         QVERIFY(m_staged->ok);

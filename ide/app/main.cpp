@@ -1,0 +1,129 @@
+// tessel-ide: open a generator, edit its schedule, see what it does.
+//   tessel-ide [--generators lib.so] [--open NAME] [--params K=V,...] [--arch PRESET|FILE]
+//              [--schedule FILE] [--select ID] [--screenshot OUT.png] [--screenshot-views DIR]
+// Without --schedule the autosaved working schedule is restored when it was
+// for the same generator (--no-restore starts empty).
+#include "ide/core/Session.h"
+#include "ide/views/MainWindow.h"
+
+#include "npu_target/common/Error.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QTimer>
+
+#include <cstdio>
+
+using namespace tessel::ide;
+
+namespace {
+int fail(const QString &msg) {
+    std::fprintf(stderr, "tessel-ide: error: %s\n", qPrintable(msg));
+    return 1;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("tessel-ide"));
+    QCommandLineParser cli;
+    cli.setApplicationDescription(QStringLiteral("Tessel IDE: interactive NPU schedule tuning"));
+    cli.addHelpOption();
+    QCommandLineOption open({"o", "open"}, "generator to open", "NAME", "gemm");
+    QCommandLineOption params({"p", "params"}, "generator parameters K=V[,K=V...]", "PARAMS");
+    QCommandLineOption arch("arch", "arch preset or ArchSpec JSON file", "ARCH", "ascend-like");
+    QCommandLineOption schedule("schedule", "schedule JSON file", "FILE");
+    QCommandLineOption generators("generators", "load generators from a shared library", "LIB");
+    QCommandLineOption select("select", "select a directive (by id) at start", "ID");
+    QCommandLineOption screenshot("screenshot", "render the main window to a PNG once every view is populated, then exit", "PNG");
+    QCommandLineOption views("screenshot-views", "also write one PNG per view into DIR, then exit", "DIR");
+    QCommandLineOption noRestore("no-restore", "do not restore the autosaved schedule");
+    QCommandLineOption size("size", "window size WxH", "WxH", "1600x1000");
+    cli.addOptions({open, params, arch, schedule, generators, select, screenshot, views, noRestore, size});
+    cli.process(app);
+
+    tessel::ParamMap paramMap;
+    tessel::ScheduleSpec spec;
+    try {
+        if (cli.isSet(generators)) {
+            tessel::load_generator_library(cli.value(generators).toStdString());
+        }
+        if (cli.isSet(params)) {
+            paramMap = tessel::parse_params(cli.value(params).toStdString());
+        }
+        if (cli.isSet(schedule)) {
+            spec = tessel::load_schedule(cli.value(schedule).toStdString());
+        }
+    } catch (const tessel::UserError &e) {
+        return fail(QString::fromStdString(e.what()));
+    }
+    QString generator = cli.value(open), archName = cli.value(arch);
+    Session session;
+    if (!cli.isSet(schedule) && !cli.isSet(noRestore)) {
+        auto saved = readAutosave(session.autosavePath());
+        if (saved && saved->generator == generator) {
+            try {
+                spec = tessel::parse_schedule(saved->scheduleJson.toStdString(), "autosave");
+                if (!cli.isSet(params)) {
+                    paramMap = saved->params;
+                }
+                if (!cli.isSet(arch)) {
+                    archName = saved->arch;
+                }
+                std::fprintf(stderr, "tessel-ide: restored the working schedule from %s\n",
+                             qPrintable(session.autosavePath()));
+            } catch (const tessel::UserError &) {
+                // A damaged autosave is ignored: the user starts from an empty schedule.
+            }
+        }
+    }
+    QString error;
+    if (!session.open(generator, paramMap, archName, spec, &error)) {
+        return fail(error);
+    }
+    MainWindow window(&session);
+    QStringList wh = cli.value(size).split('x');
+    window.resize(wh.value(0).toInt() > 0 ? wh.value(0).toInt() : 1600, wh.value(1).toInt() > 0 ? wh.value(1).toInt() : 1000);
+    if (cli.isSet(select)) {
+        session.viewState()->selectDirective(cli.value(select));
+    }
+    window.show();
+    if (!cli.isSet(screenshot) && !cli.isSet(views)) {
+        return app.exec();
+    }
+    // Screenshot mode: wait until the compile (and the run, when it compiles) has landed.
+    int status = 0;
+    auto shoot = [&] {
+        if (session.service()->isBusy()) {
+            return;
+        }
+        QApplication::processEvents();
+        if (cli.isSet(select)) { // re-apply so views highlight after the results arrived
+            QString id = cli.value(select);
+            session.viewState()->selectDirective(QString());
+            session.viewState()->selectDirective(id);
+        }
+        QApplication::processEvents();
+        if (cli.isSet(screenshot) && !window.grab().save(cli.value(screenshot))) {
+            status = fail(QStringLiteral("cannot write %1").arg(cli.value(screenshot)));
+        }
+        if (cli.isSet(views)) {
+            QDir().mkpath(cli.value(views));
+            for (const auto &[name, w] : window.views()) {
+                QString path = QDir(cli.value(views)).filePath(QStringLiteral("ide-%1.png").arg(name));
+                if (!w->grab().save(path)) {
+                    status = fail(QStringLiteral("cannot write %1").arg(path));
+                }
+            }
+        }
+        app.exit(status);
+    };
+    QObject::connect(&session, &Session::busyChanged, &app, [&](bool busy) {
+        if (!busy) {
+            QTimer::singleShot(50, &app, shoot);
+        }
+    });
+    QTimer::singleShot(120000, &app, [&] { app.exit(fail(QStringLiteral("timed out waiting for the compile"))); });
+    return app.exec();
+}

@@ -1,0 +1,156 @@
+#include "ide/views/LifetimeView.h"
+
+#include "ide/core/Geometry.h"
+#include "ide/core/Session.h"
+
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+
+namespace tessel::ide {
+
+namespace {
+constexpr double kLabelWidth = 64, kTop = 18;
+const QColor kColors[] = {QColor(52, 120, 200), QColor(40, 170, 190), QColor(235, 140, 30),
+                          QColor(60, 170, 80), QColor(150, 100, 200), QColor(200, 90, 140)};
+} // namespace
+
+LifetimeView::LifetimeView(Session *session, QWidget *parent) : QWidget(parent), m_session(session) {
+    setMouseTracking(true);
+    setMinimumHeight(180);
+    connect(session->lifetimes(), &QAbstractItemModel::modelReset, this, [this] { update(); });
+    connect(session->viewState(), &ViewState::selectionChanged, this, [this] { update(); });
+}
+
+QRectF LifetimeView::laneOf(int levelIndex) const {
+    QRectF area(kLabelWidth, kTop, width() - kLabelWidth - 8, height() - kTop - 16);
+    return laneRect(area, int(m_session->lifetimes()->levels().size()), levelIndex, 10);
+}
+
+double LifetimeView::laneTop(const QString &level) const {
+    // Linear in bytes; when the buffers use under a quarter of the level, the
+    // lane zooms to them and the capacity is named instead of drawn.
+    const LifetimeModel *m = m_session->lifetimes();
+    double cap = double(m->capacity(level)), high = double(m->highWater(level));
+    return cap > 4 * high ? high * 1.15 : std::max(cap, high) * 1.08;
+}
+
+QRectF LifetimeView::barRect(int i) const {
+    const LifetimeModel *m = m_session->lifetimes();
+    const auto &l = m->lifetimes()[i];
+    QString level = QString::fromStdString(l.level);
+    QRectF lane = laneOf(int(m->levels().indexOf(level)));
+    TimeAxis x{0, double(std::max<qint64>(1, m->orderLength())), lane.left(), lane.right()};
+    AddressAxis y{laneTop(level), lane.top(), lane.bottom()};
+    double top = y.mapAddressToY(double(l.offset + l.bytes * std::max(1, l.buffers)));
+    double bottom = y.mapAddressToY(double(l.offset));
+    return QRectF(QPointF(x.mapTimeToX(double(l.first)), top), QPointF(x.mapTimeToX(double(l.last + 1)), bottom));
+}
+
+void LifetimeView::paintEvent(QPaintEvent *) {
+    QPainter p(this);
+    p.fillRect(rect(), Qt::white);
+    const LifetimeModel *m = m_session->lifetimes();
+    if (m->levels().isEmpty()) {
+        p.setPen(Qt::gray);
+        p.drawText(rect(), Qt::AlignCenter, tr("no on-chip buffers (compile to see their lifetimes)"));
+        return;
+    }
+    p.setPen(Qt::darkGray);
+    p.drawText(QPointF(kLabelWidth, kTop - 5), tr("program order ->   (address up; dashed = capacity)"));
+    const QString selected = m_session->viewState()->selectedDirective();
+    for (int li = 0; li < m->levels().size(); ++li) {
+        QString level = m->levels()[li];
+        QRectF lane = laneOf(li);
+        p.fillRect(lane, QColor(246, 246, 246));
+        AddressAxis y{laneTop(level), lane.top(), lane.bottom()};
+        double capY = y.mapAddressToY(double(m->capacity(level)));
+        p.setPen(Qt::black);
+        p.drawText(QRectF(2, lane.top(), kLabelWidth - 6, lane.height() / 2), Qt::AlignRight | Qt::AlignVCenter, level);
+        p.setPen(Qt::darkGray);
+        p.drawText(QRectF(2, lane.center().y(), kLabelWidth - 6, lane.height() / 2), Qt::AlignRight | Qt::AlignTop,
+                   formatBytes(m->capacity(level)));
+        if (capY >= lane.top()) {
+            p.setPen(QPen(QColor(200, 0, 0), 1, Qt::DashLine));
+            p.drawLine(QPointF(lane.left(), capY), QPointF(lane.right(), capY));
+        } else {
+            p.setPen(QColor(150, 0, 0));
+            p.drawText(lane.adjusted(0, 1, -4, 0), Qt::AlignRight | Qt::AlignTop,
+                       tr("%1 of %2 used (capacity off scale)")
+                           .arg(formatBytes(m->highWater(level)), formatBytes(m->capacity(level))));
+        }
+    }
+    const auto &ls = m->lifetimes();
+    for (int i = 0; i < int(ls.size()); ++i) {
+        const auto &l = ls[i];
+        QRectF r = barRect(i);
+        QColor c = l.overflow ? QColor(220, 30, 30) : kColors[i % 6];
+        bool isSel = !selected.isEmpty() && QString::fromStdString(l.directive) == selected;
+        if (!selected.isEmpty() && !isSel && !l.overflow) {
+            c = c.lighter(140);
+        }
+        int copies = std::max(1, l.buffers);
+        for (int k = 0; k < copies; ++k) { // copy k sits at offset + k * bytes
+            QRectF part(r.left(), r.bottom() - (k + 1) * r.height() / copies, r.width(), r.height() / copies);
+            p.fillRect(part, k % 2 ? c.darker(115) : c);
+            p.setPen(QPen(Qt::white, 1));
+            p.drawRect(part);
+        }
+        if (isSel) {
+            p.setPen(QPen(Qt::black, 2));
+            p.drawRect(r);
+        }
+        QString label = QString::fromStdString(l.name);
+        label.replace(QStringLiteral("_im_global_wrapper$0"), QStringLiteral("'"));
+        label.replace(QStringLiteral("_global_wrapper$0"), QStringLiteral("'"));
+        label += QStringLiteral(" %1%2").arg(formatBytes(l.bytes), copies > 1 ? QStringLiteral(" x%1").arg(copies) : QString());
+        if (l.overflow) {
+            label = tr("OVERFLOW %1 needs %2 [%3]")
+                        .arg(QString::fromStdString(l.name), formatBytes(l.bytes * copies),
+                             QString::fromStdString(l.directive));
+        }
+        p.setPen(l.overflow ? Qt::white : Qt::black);
+        QFontMetricsF fm(font());
+        if (r.height() >= fm.height()) {
+            p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(label, Qt::ElideRight, r.width() - 5));
+        }
+    }
+}
+
+int LifetimeView::lifetimeAt(const QPointF &pt) const {
+    const auto &ls = m_session->lifetimes()->lifetimes();
+    for (int i = int(ls.size()) - 1; i >= 0; --i) {
+        if (barRect(i).contains(pt)) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+void LifetimeView::mouseReleaseEvent(QMouseEvent *e) {
+    int i = lifetimeAt(e->position());
+    if (i >= 0) {
+        m_session->viewState()->selectDirective(QString::fromStdString(m_session->lifetimes()->lifetimes()[i].directive));
+    }
+}
+
+void LifetimeView::mouseMoveEvent(QMouseEvent *e) {
+    int i = lifetimeAt(e->position());
+    if (i < 0) {
+        QToolTip::hideText();
+        return;
+    }
+    const auto &l = m_session->lifetimes()->lifetimes()[i];
+    QToolTip::showText(e->globalPosition().toPoint(),
+                       tr("%1 in %2\noffset %3, %4 x %5 copies\nlive %6 .. %7 (program order)\ndirective %8%9")
+                           .arg(QString::fromStdString(l.name), QString::fromStdString(l.level))
+                           .arg(l.offset)
+                           .arg(formatBytes(l.bytes))
+                           .arg(l.buffers)
+                           .arg(l.first)
+                           .arg(l.last)
+                           .arg(QString::fromStdString(l.directive), l.overflow ? tr("\nDOES NOT FIT") : QString()),
+                       this);
+}
+
+} // namespace tessel::ide

@@ -1,0 +1,42 @@
+#ifndef TESSEL_IDE_VIEWS_SCHEDULEEDITOR_H
+#define TESSEL_IDE_VIEWS_SCHEDULEEDITOR_H
+
+// The schedule editor: the directive table (add, remove, reorder), the
+// selected directive's arguments (with legal choices) and the JSON text, kept
+// in sync through the session's ScheduleModel and undo stack.
+
+#include <QWidget>
+
+class QComboBox;
+class QPlainTextEdit;
+class QTableView;
+class QTimer;
+
+namespace tessel::ide {
+
+class Session;
+
+class ScheduleEditor : public QWidget {
+    Q_OBJECT
+public:
+    explicit ScheduleEditor(Session *session, QWidget *parent = nullptr);
+    QTableView *directiveTable() const { return m_table; }
+
+private:
+    void syncJson();
+    void applyJson();
+    void onSelection();
+    int currentRow() const;
+
+    Session *m_session;
+    QTableView *m_table;
+    QTableView *m_args;
+    QPlainTextEdit *m_json;
+    QComboBox *m_kind;
+    QTimer *m_jsonTimer;
+    bool m_settingJson = false;
+};
+
+} // namespace tessel::ide
+
+#endif

@@ -1,0 +1,153 @@
+#include "ide/views/TilingView.h"
+
+#include "ide/core/Session.h"
+
+#include <QMouseEvent>
+#include <QPainter>
+
+namespace tessel::ide {
+
+namespace {
+const QColor kLevelColors[] = {QColor(52, 120, 200, 110), QColor(235, 140, 30, 150), QColor(60, 170, 80, 150),
+                               QColor(150, 100, 200, 150)};
+
+QString shapeText(const QVector<qint64> &shape) {
+    QStringList s;
+    for (qint64 e : shape) {
+        s.prepend(QString::number(e)); // rows x columns (outermost first)
+    }
+    return s.join(QStringLiteral(" x "));
+}
+} // namespace
+
+TilingView::TilingView(Session *session, QWidget *parent) : QWidget(parent), m_session(session) {
+    setMinimumHeight(180);
+    connect(session->tiling(), &QAbstractItemModel::modelReset, this, [this] {
+        m_tile = {0, 0};
+        update();
+    });
+}
+
+QRectF TilingView::panel(int index, int count) const {
+    double w = (width() - 8.0) / std::max(1, count);
+    return QRectF(4 + index * w, 4, w - 8, height() - 8);
+}
+
+QRectF TilingView::fit(const QRectF &box, double w, double h) {
+    double s = std::min(box.width() / std::max(1.0, w), box.height() / std::max(1.0, h));
+    QRectF r(0, 0, w * s, h * s);
+    r.moveCenter(box.center());
+    return r;
+}
+
+TileGrid TilingView::outputGrid() const {
+    const TilingModel *m = m_session->tiling();
+    auto ops = m->operands();
+    for (int i = 0; i < ops.size(); ++i) {
+        if (!ops[i].output || ops[i].shape.isEmpty()) {
+            continue;
+        }
+        qint64 w = ops[i].shape[0], h = ops[i].shape.size() > 1 ? ops[i].shape[1] : 1;
+        QRectF box = panel(0, int(ops.size())).adjusted(0, 34, 0, -44);
+        return TileGrid{w, h, m->outputTile().first, m->outputTile().second, fit(box, double(w), double(h))};
+    }
+    return {};
+}
+
+void TilingView::paintEvent(QPaintEvent *) {
+    QPainter p(this);
+    p.fillRect(rect(), Qt::white);
+    const TilingModel *m = m_session->tiling();
+    auto ops = m->operands();
+    if (ops.isEmpty()) {
+        p.setPen(Qt::gray);
+        p.drawText(rect(), Qt::AlignCenter, tr("no tiling yet (compile to see it)"));
+        return;
+    }
+    // Outputs first, then inputs.
+    std::stable_partition(ops.begin(), ops.end(), [](const TilingModel::Operand &o) { return o.output; });
+    TileGrid g = outputGrid();
+    int panelIndex = 0;
+    for (const auto &o : ops) {
+        QRectF pane = panel(panelIndex++, int(ops.size()));
+        p.setPen(Qt::black);
+        QFont bold = font();
+        bold.setBold(true);
+        p.setFont(bold);
+        p.drawText(QRectF(pane.left(), pane.top(), pane.width(), 16), Qt::AlignLeft,
+                   QStringLiteral("%1 [%2]%3").arg(o.name, shapeText(o.shape), o.output ? tr(" output") : QString()));
+        p.setFont(font());
+        qint64 w = o.shape.value(0, 1), h = o.shape.value(1, 1);
+        if (o.output) {
+            p.drawText(QRectF(pane.left(), pane.top() + 16, pane.width(), 16), Qt::AlignLeft,
+                       tr("tile %1 x %2 (%3): %4 x %5 tiles")
+                           .arg(m->outputTile().second)
+                           .arg(m->outputTile().first)
+                           .arg(m->tileDirective().isEmpty() ? tr("untiled") : m->tileDirective())
+                           .arg(g.rows())
+                           .arg(g.columns()));
+            p.fillRect(g.area, QColor(245, 245, 245));
+            p.setPen(QColor(120, 120, 120));
+            for (int r = 0; r < g.rows(); ++r) {
+                for (int c = 0; c < g.columns(); ++c) {
+                    p.drawRect(g.tileRect(c, r));
+                }
+            }
+            p.fillRect(g.tileRect(m_tile.first, m_tile.second), QColor(235, 140, 30, 170));
+            p.setPen(QPen(Qt::black, 2));
+            p.drawRect(g.area);
+            p.drawText(QRectF(pane.left(), g.area.bottom() + 4, pane.width(), 36), Qt::AlignLeft | Qt::TextWordWrap,
+                       tr("selected tile (%1, %2); click a tile").arg(m_tile.second).arg(m_tile.first));
+            continue;
+        }
+        QRectF box = fit(pane.adjusted(0, 34, 0, -44), double(w), double(h));
+        TileGrid space{w, h, w, h, box};
+        p.fillRect(box, QColor(245, 245, 245));
+        p.setPen(QPen(Qt::black, 2));
+        p.drawRect(box);
+        QStringList lines;
+        int k = 0;
+        for (int bi : m->footprintsOf(o.name)) {
+            const auto &b = m->buffers()[bi];
+            qint64 fw = b.extents.empty() ? 1 : b.extents[0], fh = b.extents.size() > 1 ? b.extents[1] : 1;
+            QRectF fr = space.elementRect(0, 0, fw, fh);
+            p.fillRect(fr, kLevelColors[k % 4]);
+            p.setPen(QPen(kLevelColors[k % 4].darker(170), 1.5));
+            p.drawRect(fr);
+            lines << QStringLiteral("%1 %2x%3 %4%5 %6")
+                         .arg(QString::fromStdString(b.level))
+                         .arg(fh)
+                         .arg(fw)
+                         .arg(formatBytes(b.bytes))
+                         .arg(b.buffers > 1 ? QStringLiteral(" x%1").arg(b.buffers) : QString())
+                         .arg(QString::fromStdString(b.directive));
+            ++k;
+        }
+        if (lines.isEmpty()) {
+            lines << tr("read from GM directly (not staged)");
+        }
+        p.setPen(Qt::black);
+        p.drawText(QRectF(pane.left(), pane.top() + 16, pane.width(), 16), Qt::AlignLeft,
+                   tr("footprint per tile iteration:"));
+        QFont small = font();
+        small.setPointSizeF(small.pointSizeF() * 0.85);
+        p.setFont(small);
+        p.drawText(QRectF(pane.left(), box.bottom() + 4, pane.width(), 40), Qt::AlignLeft, lines.join('\n'));
+        p.setFont(font());
+    }
+}
+
+void TilingView::mouseReleaseEvent(QMouseEvent *e) {
+    auto t = outputGrid().tileAt(e->position());
+    if (!t) {
+        return;
+    }
+    m_tile = *t;
+    QString d = m_session->tiling()->tileDirective();
+    if (!d.isEmpty()) {
+        m_session->viewState()->selectDirective(d);
+    }
+    update();
+}
+
+} // namespace tessel::ide

@@ -1,0 +1,37 @@
+#ifndef TESSEL_IDE_VIEWS_TILINGVIEW_H
+#define TESSEL_IDE_VIEWS_TILINGVIEW_H
+
+// The tiling view: the output's iteration space with its tile grid, and each
+// input with the footprint one tile iteration stages at every level (sizes
+// and copies named). Clicking a tile selects it and the tiling directive.
+
+#include "ide/core/Geometry.h"
+
+#include <QWidget>
+
+namespace tessel::ide {
+
+class Session;
+
+class TilingView : public QWidget {
+    Q_OBJECT
+public:
+    explicit TilingView(Session *session, QWidget *parent = nullptr);
+    QSize sizeHint() const override { return {700, 300}; }
+    /** The output's tile grid as drawn now. */
+    TileGrid outputGrid() const;
+
+protected:
+    void paintEvent(QPaintEvent *) override;
+    void mouseReleaseEvent(QMouseEvent *e) override;
+
+private:
+    QRectF panel(int index, int count) const;
+    static QRectF fit(const QRectF &box, double w, double h);
+    Session *m_session;
+    std::pair<int, int> m_tile{0, 0};
+};
+
+} // namespace tessel::ide
+
+#endif

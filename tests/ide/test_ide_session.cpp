@@ -1,0 +1,202 @@
+// End to end, offscreen: open GEMM with tiled_staged, edit a tile factor in the
+// editor model, wait for the off-thread recompile + run, check the timeline,
+// lifetime and metrics models changed; enter an overflowing schedule and check
+// the diagnostic, the overflow flag and the red bar; undo restores; autosave,
+// database save/load; the main window renders with every view.
+#include "ide/core/Session.h"
+#include "ide/views/LifetimeView.h"
+#include "ide/views/MainWindow.h"
+#include "ide/views/TimelineView.h"
+
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace tessel::ide;
+
+namespace {
+tessel::ScheduleSpec tiledStaged() {
+    return tessel::load_schedule(std::string(TESSEL_SOURCE_DIR) + "/samples/gemm/schedules/tiled_staged.json");
+}
+tessel::ParamMap square(int n) {
+    return {{"M", std::to_string(n)}, {"N", std::to_string(n)}, {"K", std::to_string(n)}};
+}
+// By directive: Halide suffixes Func names ("acc$1") when a process builds a pipeline again.
+qint64 lifetimeBytes(Session &s, const QString &directive) {
+    for (const auto &l : s.lifetimes()->lifetimes()) {
+        if (QString::fromStdString(l.directive) == directive) {
+            return l.bytes;
+        }
+    }
+    return -1;
+}
+} // namespace
+
+class TestSession : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+    std::unique_ptr<Session> m_s;
+
+    /** Waits until the service is idle (every compile and run landed). */
+    bool settle(int ms = 30000) {
+        QSignalSpy idle(m_s.get(), &Session::busyChanged);
+        QElapsedTimer t;
+        t.start();
+        while (m_s->service()->isBusy() && t.elapsed() < ms) {
+            idle.wait(100);
+        }
+        return !m_s->service()->isBusy();
+    }
+
+private Q_SLOTS:
+    void initTestCase() {
+        QVERIFY(m_dir.isValid());
+        m_s = std::make_unique<Session>();
+        m_s->setAutosavePath(m_dir.filePath("state/tessel/ide-autosave.json"));
+        m_s->setDatabasePath(m_dir.filePath("tessel.db"));
+        m_s->service()->setDebounceMs(50);
+        QString error;
+        QVERIFY2(m_s->open("gemm", square(128), "ascend-like", tiledStaged(), &error), qPrintable(error));
+        QVERIFY(settle());
+        QVERIFY(m_s->lastCompile() && m_s->lastCompile()->ok);
+        QVERIFY(m_s->lastRun() && m_s->lastRun()->verified);
+    }
+
+    void unknownGeneratorIsAnError() {
+        Session other;
+        other.setAutosavePath(QString());
+        QString error;
+        QVERIFY(!other.open("gemmm", {}, "ascend-like", {}, &error));
+        QVERIFY2(error.contains("gemm"), qPrintable(error)); // names the known ones
+    }
+
+    void editingATileFactorRecompiles() {
+        int timelineRows = m_s->timeline()->rowCount();
+        QString cycles = m_s->metrics()->value("cycles");
+        QCOMPARE(lifetimeBytes(*m_s, "acc_L0C"), qint64(128 * 128 * 4));
+        QVERIFY(timelineRows > 0 && !cycles.isEmpty());
+
+        ScheduleModel *sched = m_s->schedule();
+        QVERIFY(sched->setField(sched->rowOf("tile_C"), "fx", "64")); // two 128x64 C tiles
+        QVERIFY(m_s->service()->isBusy());                            // debouncing, off the GUI thread
+        QVERIFY(settle());
+        QCOMPARE(lifetimeBytes(*m_s, "acc_L0C"), qint64(128 * 64 * 4));   // the accumulator tile halved
+        QVERIFY(m_s->timeline()->rowCount() != timelineRows);          // twice the C tiles: more DMAs
+        QVERIFY(m_s->metrics()->value("cycles") != cycles);
+        QCOMPARE(m_s->metrics()->value("verified"), QString("yes"));
+        QCOMPARE(m_s->tiling()->outputTile(), qMakePair(qint64(64), qint64(128)));
+        // The autosave holds the edited schedule.
+        auto saved = readAutosave(m_s->autosavePath());
+        QVERIFY(saved);
+        QCOMPARE(saved->scheduleJson, sched->json());
+        QCOMPARE(saved->generator, QString("gemm"));
+    }
+
+    void staleResultsAreDropped() {
+        ScheduleModel *sched = m_s->schedule();
+        QSignalSpy compiled(m_s.get(), &Session::compileFinished);
+        m_s->service()->setDebounceMs(0);
+        QVERIFY(sched->setField(sched->rowOf("k_chunks"), "factor", "32"));
+        QTest::qWait(1); // the first request starts
+        QVERIFY(sched->setField(sched->rowOf("k_chunks"), "factor", "16"));
+        QVERIFY(settle());
+        m_s->service()->setDebounceMs(50);
+        QVERIFY(compiled.count() >= 1);
+        QCOMPARE(QString::fromStdString(m_s->lastCompile()->json_text), sched->json()); // only the newest landed
+        QVERIFY(m_s->lastRun());
+        QCOMPARE(m_s->lastRun()->schedule_hash, m_s->lastCompile()->schedule_hash);
+        m_s->undoStack()->undo();
+        m_s->undoStack()->undo();
+        QVERIFY(settle());
+    }
+
+    void overflowIsReportedAndUndoRestores() {
+        QString error;
+        QVERIFY(m_s->open("gemm", square(256), "ascend-like", tiledStaged(), &error));
+        QVERIFY(settle());
+        QVERIFY(m_s->lastCompile()->ok);
+        tessel::ScheduleSpec good = m_s->schedule()->spec();
+        QVERIFY(m_s->schedule()->setScheduleJson(
+            R"({"version": 1, "directives": [{"id": "acc_root", "kind": "compute_root", "func": "acc"}]})", &error));
+        QVERIFY(settle());
+        QVERIFY(!m_s->lastCompile()->ok);
+        const auto &rows = m_s->diagnostics()->rows();
+        auto it = std::find_if(rows.begin(), rows.end(), [](const DiagnosticsModel::Row &r) {
+            return r.severity == tessel::Diagnostic::Error && r.directive == "acc_root";
+        });
+        QVERIFY(it != rows.end());
+        QVERIFY2(it->message.contains("does not fit in UB"), qPrintable(it->message));
+        QCOMPARE(m_s->lifetimes()->overflowCount(), 1);
+        QCOMPARE(m_s->timeline()->rowCount(), 0); // no run for a schedule that does not compile
+        QVERIFY(!m_s->lastRun());
+
+        // The red bar, named with its directive.
+        LifetimeView view(m_s.get());
+        view.resize(600, 300);
+        QImage img = view.grab().toImage();
+        QRectF bar = view.barRect(0);
+        QColor c = img.pixelColor(QPoint(int(bar.right()) - 4, int(bar.bottom()) - 4)); // clear of the label
+        QVERIFY2(c.red() > 180 && c.green() < 80 && c.blue() < 80, qPrintable(c.name()));
+
+        m_s->undoStack()->undo();
+        QCOMPARE(m_s->schedule()->spec(), good);
+        QVERIFY(settle());
+        QVERIFY(m_s->lastCompile()->ok);
+        QCOMPARE(m_s->lifetimes()->overflowCount(), 0);
+        QVERIFY(m_s->timeline()->rowCount() > 0);
+        m_s->undoStack()->redo();
+        QCOMPARE(m_s->schedule()->rowCount(), 1);
+        m_s->undoStack()->undo();
+        QVERIFY(settle());
+    }
+
+    void saveAndLoadFromTheDatabase() {
+        QVERIFY(m_s->lastRun());
+        QString error;
+        QVERIFY2(m_s->saveToDatabase("tiled 256", &error), qPrintable(error));
+        QCOMPARE(m_s->history()->rowCount(), 1);
+        QCOMPARE(m_s->history()->rows()[0].note, QString("tiled 256"));
+        QCOMPARE(m_s->history()->rows()[0].result.simulated_cycles.value_or(-1), qint64(*m_s->lastRun()->cycles));
+        tessel::ScheduleSpec saved = m_s->schedule()->spec();
+        m_s->schedule()->removeDirective(0);
+        QVERIFY(m_s->loadFromHistory(0, &error));
+        QCOMPARE(m_s->schedule()->spec(), saved);
+        QVERIFY(settle());
+    }
+
+    void mainWindowRendersEveryView() {
+        MainWindow w(m_s.get());
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w) || true);
+        QCOMPARE(w.views().size(), 8);
+        QVERIFY(!w.grab().isNull());
+        TimelineView *tv = w.findChild<TimelineView *>();
+        QVERIFY(tv);
+        // Click on the middle of the first MTE2 DMA bar: its directive gets selected.
+        const TimelineModel *m = m_s->timeline();
+        int pipe = m->pipes().indexOf("MTE2");
+        int ev = -1;
+        for (int i : m->eventsOf(pipe)) {
+            if (m->event(i).op == tessel::isa::Op::DMA) {
+                ev = i;
+                break;
+            }
+        }
+        QVERIFY(ev >= 0);
+        m_s->viewState()->setLength(double(m->cycles()));
+        m_s->viewState()->zoomBy(double(m->cycles()) / double(m->event(ev).end - m->event(ev).start) / 4,
+                                 (m->event(ev).start + m->event(ev).end) / 2.0);
+        const ZoomRange &z = m_s->viewState()->zoom();
+        double mid = (m->event(ev).start + m->event(ev).end) / 2.0;
+        double x = 56 + (mid - z.start) / (z.end - z.start) * (tv->width() - 62); // plot area: x 56 .. width - 6
+        double laneH = (tv->height() - 24.0 - 3 * (m->pipes().size() - 1)) / m->pipes().size();
+        double y = 20 + pipe * (laneH + 3) + laneH / 2;
+        QCOMPARE(tv->eventAt(QPointF(x, y)), ev);
+        QTest::mouseClick(tv, Qt::LeftButton, {}, QPoint(int(x), int(y)));
+        QCOMPARE(m_s->viewState()->selectedDirective(), m->directiveOf(ev));
+    }
+};
+
+QTEST_MAIN(TestSession)
+#include "test_ide_session.moc"
