@@ -10,7 +10,7 @@
 namespace tessel::ide {
 
 namespace {
-constexpr double kLabelWidth = 64, kTop = 18;
+constexpr double kLabelWidth = 84, kTop = 18;
 const QColor kColors[] = {QColor(52, 120, 200), QColor(40, 170, 190), QColor(235, 140, 30),
                           QColor(60, 170, 80), QColor(150, 100, 200), QColor(200, 90, 140)};
 } // namespace
@@ -70,14 +70,10 @@ void LifetimeView::paintEvent(QPaintEvent *) {
         p.setPen(Qt::darkGray);
         p.drawText(QRectF(2, lane.center().y(), kLabelWidth - 6, lane.height() / 2), Qt::AlignRight | Qt::AlignTop,
                    formatBytes(m->capacity(level)));
-        if (capY >= lane.top()) {
-            p.setPen(QPen(QColor(200, 0, 0), 1, Qt::DashLine));
-            p.drawLine(QPointF(lane.left(), capY), QPointF(lane.right(), capY));
-        } else {
+        if (capY < lane.top()) {
             p.setPen(QColor(150, 0, 0));
-            p.drawText(lane.adjusted(0, 1, -4, 0), Qt::AlignRight | Qt::AlignTop,
-                       tr("%1 of %2 used (capacity off scale)")
-                           .arg(formatBytes(m->highWater(level)), formatBytes(m->capacity(level))));
+            p.drawText(QRectF(2, lane.center().y() + 14, kLabelWidth - 6, 14), Qt::AlignRight | Qt::AlignTop,
+                       tr("%1 used").arg(formatBytes(m->highWater(level))));
         }
     }
     const auto &ls = m->lifetimes();
@@ -113,6 +109,16 @@ void LifetimeView::paintEvent(QPaintEvent *) {
         QFontMetricsF fm(font());
         if (r.height() >= fm.height()) {
             p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(label, Qt::ElideRight, r.width() - 5));
+        }
+    }
+    // Capacity lines on top of the bars (a lane zoomed to its buffers names the capacity on the left).
+    p.setPen(QPen(QColor(200, 0, 0), 1.5, Qt::DashLine));
+    for (int li = 0; li < m->levels().size(); ++li) {
+        QRectF lane = laneOf(li);
+        AddressAxis y{laneTop(m->levels()[li]), lane.top(), lane.bottom()};
+        double capY = y.mapAddressToY(double(m->capacity(m->levels()[li])));
+        if (capY >= lane.top()) {
+            p.drawLine(QPointF(lane.left(), capY), QPointF(lane.right(), capY));
         }
     }
 }

@@ -61,7 +61,8 @@ void MetricsView::rebuildChart() {
         }
     }
     if (!rf || rf->macs <= 0 || matrixCycles <= 0 || readCycles <= 0) {
-        chart->setTitle(tr("Roofline: no matrix work in this operator"));
+        chart->setTitle(compile && !compile->ok ? tr("Roofline: the schedule did not compile")
+                                                : tr("Roofline: no matrix work in this operator"));
         m_chart->setChart(chart);
         return;
     }

@@ -80,7 +80,7 @@ void TilingView::paintEvent(QPaintEvent *) {
         qint64 w = o.shape.value(0, 1), h = o.shape.value(1, 1);
         if (o.output) {
             p.drawText(QRectF(pane.left(), pane.top() + 16, pane.width(), 16), Qt::AlignLeft,
-                       tr("tile %1 x %2 (%3): %4 x %5 tiles")
+                       tr("tile %1x%2 (%3), %4x%5 tiles")
                            .arg(m->outputTile().second)
                            .arg(m->outputTile().first)
                            .arg(m->tileDirective().isEmpty() ? tr("untiled") : m->tileDirective())
