@@ -48,7 +48,7 @@ Diagnostic diagnostic(Diagnostic::Severity sev, const std::string &msg, const Sc
     if (p == std::string::npos) {
         return d;
     }
-    size_t start = p + 10, end = msg.find(' ', start);
+    size_t start = p + 10, end = msg.find_first_of(" ])", start);
     std::string id = msg.substr(start, end == std::string::npos ? std::string::npos : end - start);
     for (size_t i = 0; i < spec.directives.size(); i++) {
         if (spec.directives[i].id == id) {

@@ -26,7 +26,7 @@ struct CompileRequest {
     ParamMap params;            // overrides of the generator's defaults
     ScheduleSpec schedule;
     std::string arch = "ascend-like"; // a preset name or a path to an ArchSpec JSON file
-    std::vector<std::string> emit;    // what the caller will print: stmt, loopnest, cpp, json (all are filled)
+    std::vector<std::string> emit_kinds; // what the caller will print: stmt, loopnest, cpp, json (all are filled)
     bool npu = true;                  // run the NPU backend (program, asm, tiling, lifetimes, roofline)
     std::string dump_after;           // a backend pass name or "all": keep the NPU IR after it (pass_dumps)
     bool time_passes = false;         // fill pass_times

@@ -157,7 +157,6 @@ Target lowering_target() {
     return host_target()
         .without_feature(Target::JIT)
         .with_feature(Target::NoRuntime)
-        .with_feature(Target::NoAsserts)
         .with_feature(Target::NoBoundsQuery);
 }
 

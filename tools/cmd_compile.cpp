@@ -173,7 +173,7 @@ Command add_compile_command(CLI::App &root, GlobalOptions &) {
             }
         }
         CompileRequest req = make_request(o->generator, o->params, o->schedule, o->arch);
-        req.emit = emit;
+        req.emit_kinds = emit;
         req.dump_after = o->dump_after;
         req.time_passes = o->time_passes;
         CompileResult r = compile(req);

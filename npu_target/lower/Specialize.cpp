@@ -3,6 +3,9 @@
 #include "Halide.h"
 
 #include <map>
+#include <sstream>
+
+#include "npu_target/common/Error.h"
 
 namespace tessel {
 
@@ -60,7 +63,50 @@ private:
         }
         return op;
     }
-    Stmt visit(const AssertStmt *) override { return Evaluate::make(0); }
+    // Halide's bounds checks: with the argument shapes constant, a check that
+    // simplifies to false is a schedule that reads or writes outside an
+    // argument (e.g. a vector or tile wider than the data with no tail
+    // handling): a user error with Halide's own explanation. Checks that hold,
+    // or that cannot be decided, go (the NPU has no assertion mechanism).
+    Stmt visit(const AssertStmt *op) override {
+        Expr cond = simplify(mutate(op->condition));
+        if (is_const_zero(cond)) {
+            user_error("the schedule accesses outside an argument buffer: ", describe_failure(mutate(op->message)));
+        }
+        return Evaluate::make(0);
+    }
+    static std::string describe_failure(const Expr &message) {
+        const Call *c = message.as<Call>();
+        if (!c) {
+            std::ostringstream os;
+            os << message;
+            return os.str();
+        }
+        std::ostringstream os;
+        os << c->name << "(";
+        for (size_t i = 0; i < c->args.size(); i++) {
+            Expr a = simplify(c->args[i]);
+            if (const StringImm *s = a.as<StringImm>()) {
+                os << (i ? ", " : "") << s->value;
+            } else {
+                os << (i ? ", " : "") << a;
+            }
+        }
+        os << ")";
+        std::string text = os.str();
+        // halide_error_access_out_of_bounds(func, dim, min_touched, max_touched, min_valid, max_valid)
+        if (c->name == "halide_error_access_out_of_bounds" && c->args.size() == 6) {
+            auto v = [&](int i) {
+                std::ostringstream o;
+                o << simplify(c->args[i]);
+                return o.str();
+            };
+            const StringImm *f = c->args[0].as<StringImm>();
+            return std::string(f ? f->value : "?") + " is accessed at [" + v(2) + ", " + v(3) + "] in dimension " +
+                   v(1) + ", outside its valid range [" + v(4) + ", " + v(5) + "]";
+        }
+        return text;
+    }
 };
 
 } // namespace

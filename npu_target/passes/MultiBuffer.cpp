@@ -25,8 +25,11 @@ private:
         }
         return index + offset_;
     }
-    nir::BufRef fix(const nir::BufRef &r) const {
-        return r.buffer == buffer_ ? nir::BufRef{r.buffer, simplify(r.index + offset_)} : r;
+    // A buffer reference: its index may itself load from the buffer (scalar
+    // operands are read by the scalar unit), then the reference is shifted.
+    nir::BufRef fix(const nir::BufRef &r) {
+        Expr index = r.index.defined() ? mutate(r.index) : r.index;
+        return r.buffer == buffer_ ? nir::BufRef{r.buffer, simplify(index + offset_)} : nir::BufRef{r.buffer, index};
     }
     Expr visit(const Load *op) override {
         Expr idx = mutate(op->index);
@@ -56,6 +59,9 @@ private:
             }
             if (!v->b.buffer.empty()) {
                 v->b = fix(v->b);
+            }
+            if (v->scalar.defined()) {
+                v->scalar = mutate(v->scalar); // e.g. a broadcast element loaded from the rotating buffer
             }
             return v->make();
         }

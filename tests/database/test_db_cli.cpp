@@ -19,7 +19,8 @@ struct Result {
 };
 
 Result tessel_cli(const std::string &args, const std::string &env = "") {
-    std::string err_file = testing::TempDir() + "tessel_db_cli_stderr.txt";
+    // One file per process: ctest runs the tests of this file in parallel processes.
+    std::string err_file = testing::TempDir() + "tessel_db_cli_stderr_" + std::to_string(::getpid()) + ".txt";
     std::string cmd = env + " " + std::string(TESSEL_BIN) + " " + args + " 2>" + err_file;
     Result r;
     FILE *p = popen(cmd.c_str(), "r");

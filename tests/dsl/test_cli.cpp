@@ -1,6 +1,7 @@
 // The built `tessel` program: compile prints the lowered Stmt, run writes the
 // report, and the exit codes are 0 (ok), 1 (user error, message on stderr) and
 // 2 (bad usage).
+#include <unistd.h>
 #include "DslTestUtil.h"
 
 #include <gtest/gtest.h>
@@ -19,7 +20,7 @@ struct Result {
 };
 
 Result tessel_cli(const std::string &args) {
-    std::string err_file = testing::TempDir() + "tessel_cli_stderr.txt";
+    std::string err_file = testing::TempDir() + "tessel_cli_stderr_" + std::to_string(::getpid()) + ".txt";
     std::string cmd = std::string(TESSEL_BIN) + " " + args + " 2>" + err_file;
     Result r;
     FILE *p = popen(cmd.c_str(), "r");
@@ -52,7 +53,7 @@ TEST(Cli, CompileEmitsTheLoweredStmt) {
 }
 
 TEST(Cli, CompileWritesEveryEmitToADirectory) {
-    std::string dir = testing::TempDir() + "tessel_cli_out";
+    std::string dir = testing::TempDir() + "tessel_cli_out_" + std::to_string(::getpid());
     Result r = tessel_cli("compile -g gemm --schedule " + schedule("naive") + " --emit stmt,loopnest,cpp,json -o " + dir);
     EXPECT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(read_text(dir + "/schedule.json"), read_text(schedule("naive")));
@@ -62,7 +63,7 @@ TEST(Cli, CompileWritesEveryEmitToADirectory) {
 }
 
 TEST(Cli, RunWritesTheReport) {
-    std::string report = testing::TempDir() + "tessel_cli_report.json";
+    std::string report = testing::TempDir() + "tessel_cli_report_" + std::to_string(::getpid()) + ".json";
     Result r = tessel_cli("run -g gemm -p M=64,N=64,K=64,dtype=int8 --schedule " + schedule("tiled_vectorized") +
                           " --seed 3 --report-json " + report);
     EXPECT_EQ(r.code, 0) << r.err;

@@ -1,5 +1,6 @@
 // ArchSpec: presets carry NPU_MODEL.md's figures; every validation error names
 // the field path and the problem.
+#include <unistd.h>
 #include "npu_target/arch/ArchSpec.h"
 #include "npu_target/common/Error.h"
 
@@ -117,7 +118,7 @@ TEST(ArchSpec, JsonRoundTripAndHash) {
 TEST(ArchSpec, LoadsAUserFile) {
     json j = preset_json("gemmini-like");
     j["name"] = "my-npu";
-    std::string path = testing::TempDir() + "/my-npu.json";
+    std::string path = testing::TempDir() + "/my-npu_" + std::to_string(::getpid()) + ".json";
     std::ofstream(path) << j.dump(2);
     EXPECT_EQ(load_arch(path).name, "my-npu");
     try {

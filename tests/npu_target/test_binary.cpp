@@ -1,5 +1,6 @@
 // The binary program format: round trip, every loader error, mutation
 // robustness, and the arch check.
+#include <unistd.h>
 #include "IsaTestPrograms.h"
 
 #include "npu_target/common/Error.h"
@@ -58,7 +59,7 @@ TEST(Binary, RoundTrip) {
     EXPECT_EQ(q.code.size(), p.code.size());
     EXPECT_EQ(q.code[1].prov, p.code[1].prov);
     EXPECT_EQ(q.provenance[2].func, "A_in_UB");
-    std::string path = testing::TempDir() + "/p.tsl";
+    std::string path = testing::TempDir() + "/p_" + std::to_string(::getpid()) + ".tsl";
     write_program_file(p, path);
     EXPECT_EQ(write_program(read_program_file(path)), b);
     EXPECT_EQ(crc32(reinterpret_cast<const uint8_t *>("123456789"), 9), 0xcbf43926u); // the CRC-32 check value
