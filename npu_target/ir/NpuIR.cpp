@@ -269,7 +269,11 @@ isa::Pipe pipe_of_engine(const ArchSpec &arch, int engine) {
 
 std::string to_string(const NpuModule &m) {
     std::ostringstream os;
-    os << "kernel " << m.kernel_name << " for " << (m.arch ? m.arch->name : "?") << "\n";
+    os << "kernel " << m.kernel_name << " for " << (m.arch ? m.arch->name : "?");
+    if (m.cores > 1) {
+        os << " on " << m.cores << " cores";
+    }
+    os << "\n";
     for (const auto &kv : m.buffers) {
         const BufferInfo &b = kv.second;
         os << "buffer " << b.name << ": " << b.type << " x " << b.elems << " in " << b.level;

@@ -130,6 +130,7 @@ struct NpuModule {
     std::vector<BufferLifetime> lifetimes; // set by allocate_buffers
     std::map<std::string, int64_t> level_peak_bytes; // set by allocate_buffers
     std::string overflow_message;          // set by allocate_buffers when a buffer does not fit
+    int cores = 1;                         // set by split_cores
 
     uint32_t provenance_id(const std::string &func, const std::string &loop);
     const BufferInfo &buffer(const std::string &name) const; // internal error if absent

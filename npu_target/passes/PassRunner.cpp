@@ -7,6 +7,7 @@
 #include "npu_target/lower/SelectVectorOps.h"
 #include "npu_target/lower/Tensorize.h"
 #include "npu_target/lower/Specialize.h"
+#include "npu_target/lower/SplitCores.h"
 #include "npu_target/passes/AllocateBuffers.h"
 #include "npu_target/passes/BufferCredits.h"
 #include "npu_target/passes/InsertSync.h"
@@ -28,6 +29,7 @@ struct Pass {
 const std::vector<Pass> &pass_table() {
     static const std::vector<Pass> table = {
         {{"specialize", "argument shapes become constants; asserts go; intrinsics lowered; simplified"}, specialize},
+        {{"split_cores", "parallel(loop, cores): each core takes a contiguous chunk of the loop"}, split_cores},
         {{"place_buffers", "each argument in GM, each allocation in its stage/accumulate_in level"}, place_buffers},
         {{"infer_dma", "staging-copy loop nests become DMA descriptors on the edge's engine"}, infer_dma},
         {{"tensorize", "matrix-product loop nests marked by tensorize become MMAD on the matrix unit"}, tensorize},

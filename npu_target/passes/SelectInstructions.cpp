@@ -3,6 +3,7 @@
 #include "Halide.h"
 #include "npu_target/common/Error.h"
 #include "npu_target/isa/InstrTable.h"
+#include "npu_target/lower/SplitCores.h"
 
 #include <cstring>
 #include <map>
@@ -56,6 +57,7 @@ public:
         prog_.arch_name = arch_.name;
         prog_.arch_hash = arch_.hash();
         prog_.args = m.args;
+        prog_.cores = m.cores;
         gm_level_ = -1;
         for (size_t i = 0; i < arch_.memories.size(); i++) {
             if (arch_.memories[i].off_chip) {
@@ -375,7 +377,15 @@ private:
     void visit(const StringImm *op) override {
         user_error("string values are not supported on the NPU (\"", op->value, "\")");
     }
-    void visit(const Variable *op) override { result_ = read_var(op->name); }
+    void visit(const Variable *op) override {
+        if (op->name == kCoreIdVar) {
+            Val t = temp();
+            emit(Op::COREID, t.reg);
+            result_ = t;
+            return;
+        }
+        result_ = read_var(op->name);
+    }
 
     void binary(const Expr &a, const Expr &b, Op int_op, Op float_op, const Type &t) {
         Val va = own(eval(a));
