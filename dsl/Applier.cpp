@@ -447,7 +447,7 @@ private:
         found << self << " = " << (def.values().size() == 1 ? def.values()[0] : Expr(std::string("<tuple>")));
         auto fail = [&](const std::string &why) {
             user_error(ctx(), ": ", user_name(f.name()), ".update(", update, ") is not matmul-shaped: ", why, "\n  expected: ", self,
-                       " = ", self, " + cast(a(.., r, ..)) * cast(b(.., r, ..)) with one reduction variable r in both a and b",
+                       " = ", self, " + cast(a(.., r, ..)) * cast(b(.., r, ..)) with a reduction variable r in both a and b",
                        "\n  found:    ", pretty(found.str()));
         };
         if (def.values().size() != 1) {
@@ -505,9 +505,12 @@ private:
             }
             shared += in_a && in_b;
         }
-        if (shared != 1) {
-            fail(std::to_string(shared) + " reduction variables (of " + (rvars.empty() ? "none" : join(rvars)) +
-                 ") index both a and b");
+        // One shared reduction variable is the matrix product's k; more (a
+        // convolution's kx, ky) become reduction loops around the product,
+        // which the backend matches as the innermost m, n, k nest.
+        if (shared == 0) {
+            fail("no reduction variable (of " + (rvars.empty() ? std::string("none") : join(rvars)) +
+                 ") indexes both a and b");
         }
         if (a->type != b->type) {
             std::ostringstream os;

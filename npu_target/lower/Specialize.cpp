@@ -109,12 +109,54 @@ private:
     }
 };
 
+// Halide may allocate one Func more than once (e.g. computed at each of two
+// uses): each allocation after the first gets its own name ("f.2", ...), used
+// by the loads, stores and produce/consume nodes inside its scope, so that
+// every buffer of the NPU module is one allocation.
+class UniquifyAllocations : public IRMutator {
+    std::map<std::string, int> seen_;
+    std::map<std::string, std::string> rename_; // active in the current scope
+    using IRMutator::visit;
+
+    std::string name(const std::string &n) const {
+        auto it = rename_.find(n);
+        return it == rename_.end() ? n : it->second;
+    }
+    Stmt visit(const Allocate *op) override {
+        int &count = seen_[op->name];
+        count++;
+        if (count == 1) {
+            return IRMutator::visit(op);
+        }
+        std::string fresh = op->name + "." + std::to_string(count);
+        auto saved = rename_;
+        rename_[op->name] = fresh;
+        Stmt body = mutate(op->body);
+        rename_ = saved;
+        return Allocate::make(fresh, op->type, op->memory_type, op->extents, op->condition, body, op->new_expr,
+                              op->free_function);
+    }
+    Expr visit(const Load *op) override {
+        return Load::make(op->type, name(op->name), mutate(op->index), op->image, op->param, mutate(op->predicate),
+                          op->alignment);
+    }
+    Stmt visit(const Store *op) override {
+        return Store::make(name(op->name), mutate(op->value), mutate(op->index), op->param, mutate(op->predicate),
+                           op->alignment);
+    }
+    Stmt visit(const ProducerConsumer *op) override {
+        return ProducerConsumer::make(name(op->name), op->is_producer, mutate(op->body));
+    }
+    Stmt visit(const Free *op) override { return Free::make(name(op->name)); }
+};
+
 } // namespace
 
 Stmt specialize_for_npu(const Stmt &s, const std::vector<isa::ArgDesc> &args) {
     Stmt r = SubstituteArgumentMetadata(args).mutate(s);
     r = lower_intrinsics(r);
     r = simplify(r);
+    r = UniquifyAllocations().mutate(r);
     return r;
 }
 

@@ -5,7 +5,8 @@
 // problem instance. Buffer metadata lets (A.min.0, A.extent.1, A.stride.1, the
 // host pointer) become the constants of the dense argument shapes, asserts and
 // bounds-query scaffolding go, Halide's arithmetic intrinsics (widening_mul,
-// rounding shifts, ...) are lowered to plain IR, and the result is simplified.
+// rounding shifts, ...) are lowered to plain IR, the result is simplified, and
+// a Func Halide allocates more than once gets one name per allocation.
 // Afterwards every loop over a constant-size problem has constant bounds.
 
 #include "npu_target/ir/NpuIR.h"

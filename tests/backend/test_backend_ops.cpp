@@ -223,7 +223,10 @@ INSTANTIATE_TEST_SUITE_P(Types, ConvTensorAscend, ::testing::Values("fp16", "int
 // three shared reduction variables (ci, kx, ky) and tensorize only accepts
 // one. The request is refused with a message naming the directive and the
 // reason (see samples/conv2d/README.md).
-TEST(ConvTensorize3x3, RefusedWithAReason) {
+TEST(ConvTensorize3x3, PerTapMatrixProductsVerify) {
+    // The reduction over (ci, kx, ky) with ci innermost: for each tap (kx, ky) the
+    // nest (co, x, ci) is a (pixels x CI) * (CI x CO) product on the matrix unit,
+    // accumulated over the taps in L0C.
     Schedule s;
     s.func("output").tile("co", "x", "coo", "xo", "coi", "xi", 16, 4);
     s.func("acc").compute_at("output", "coo");
@@ -234,9 +237,12 @@ TEST(ConvTensorize3x3, RefusedWithAReason) {
     s.stage("weights", "L0B").at("acc", "kx");
     s.func("acc").accumulate_in("L0C");
     s.func("acc").update(0).tensorize();
-    std::string m = refusal(conv_params("fp16", 2, 4, 16, 16, 3, 1), s.spec());
-    EXPECT_NE(m.find("tensorize"), std::string::npos) << m;
-    EXPECT_NE(m.find("3 reduction variables"), std::string::npos) << m;
+    for (const char *dt : {"fp16", "int8"}) {
+        NpuRun r = run_npu("conv2d", conv_params(dt, 2, 4, 16, 16, 3, 1), s.spec(), "ascend-like", fresh_seed(),
+                           std::string(dt) == "fp16" ? 1e-4 : 0, std::string(dt) == "fp16" ? 1e-5 : 0);
+        EXPECT_EQ(r.cmp.mismatches, 0) << dt << " " << failure(r);
+        EXPECT_GT(executed(r, isa::Op::MMAD), 0u) << dt << " " << failure(r);
+    }
 }
 
 // A strided 1x1 convolution reads every other pixel: the staged input tile
@@ -288,12 +294,10 @@ ScheduleSpec softmax_scalar() {
 
 class SoftmaxAscend : public ::testing::TestWithParam<std::string> {};
 
-// Disabled: with no schedule Halide computes the reductions rowmax and rowsum
-// at each use (they cannot be inlined), so rowmax is realised twice (inside
-// rowsum's loop and inside norm's loop) and the backend refuses the Stmt with
-// "buffer rowmax$N is allocated twice; the NPU backend needs one allocation per
-// Func" (npu_target/lower/PlaceBuffers). Enable once the backend takes it.
-TEST_P(SoftmaxAscend, DISABLED_DefaultSchedule) {
+// With no schedule Halide computes the reductions rowmax and rowsum at each use
+// (they cannot be inlined), so rowmax is realised twice (inside rowsum's loop
+// and inside norm's loop): the backend gives each allocation its own buffer.
+TEST_P(SoftmaxAscend, DefaultSchedule) {
     const std::string dt = GetParam();
     NpuRun r = run_npu("softmax", {{"ROWS", "4"}, {"COLS", "32"}, {"dtype", dt}}, Schedule().spec(), "ascend-like",
                        fresh_seed(), sm_atol(dt), sm_rtol(dt));

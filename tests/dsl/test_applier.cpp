@@ -194,7 +194,7 @@ TEST(ApplierErrors, TensorizeOnANonMatmulUpdateIsExplained) {
     r.schedule = s.spec();
     EXPECT_EQ(first_error(compile(r)), "directive d1 (#0, tensorize(acc, 0)): acc.update(0) is not matmul-shaped: what is added "
                                        "is not a product a * b\n"
-                                       "  expected: acc(i) = acc(i) + cast(a(.., r, ..)) * cast(b(.., r, ..)) with one "
+                                       "  expected: acc(i) = acc(i) + cast(a(.., r, ..)) * cast(b(.., r, ..)) with a "
                                        "reduction variable r in both a and b\n"
                                        "  found:    acc(i) = (acc(i) + int32((int8)A(k, i)))");
 }
