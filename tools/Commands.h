@@ -52,6 +52,8 @@ struct DbVerifyRequest {
 };
 using DbVerifier = std::function<std::optional<std::string>(const DbVerifyRequest &)>;
 void set_db_verifier(DbVerifier v);
+/** The verifier main installs: compile, simulate and compare with tessel::run (cmd_run.cpp). */
+DbVerifier make_db_verifier();
 
 } // namespace tessel::cli
 

@@ -5,7 +5,16 @@
 #include "tools/Commands.h"
 
 #include "tools/CompileArgs.h"
+#include "database/Canonical.h"
+#include "database/ScheduleStore.h"
+#include "npu_target/arch/ArchSpec.h"
 #include "npu_target/common/Error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <unistd.h>
 
 #include <fstream>
 #include <iostream>
@@ -22,8 +31,85 @@ struct RunOptions {
     uint64_t seed = 1;
     std::string report_json;
     std::string trace;
+    bool save = false;
+    std::string db;
+    std::string note;
 };
+
+// Records a run in the schedule database (`tessel run --save`).
+int64_t save_run(const CompileRequest &req, const RunReport &rep, const std::string &db, const std::string &note) {
+    ArchSpec arch = load_arch(req.arch);
+    ScheduleSpec spec = req.schedule;
+    spec.assign_ids();
+    db::RunRecord r;
+    r.generator = rep.generator;
+    r.params_json = db::params_to_json(rep.params);
+    r.arch_name = arch.name;
+    r.arch_json = arch.to_json(-1);
+    r.schedule_json = schedule_to_json(spec);
+    r.schedule_hash = schedule_hash(spec);
+    r.origin = req.schedule.directives.empty() ? "default" : "manual";
+    r.note = note;
+    r.result.simulated_cycles = rep.cycles;
+    r.result.t_phys_cycles = rep.t_phys_cycles;
+    r.result.efficiency = rep.efficiency;
+    r.result.verified = rep.verified;
+    r.result.max_error = rep.max_abs_error;
+    r.result.compile_ms = rep.compile_ms;
+    if (rep.sim) {
+        r.result.l2_hit_bytes = rep.sim->l2_hit_bytes;
+    }
+    r.result.tool_version = "tessel 0.1.0";
+    for (const auto &d : rep.diagnostics) {
+        if (d.severity == Diagnostic::Error) {
+            r.result.error_text += (r.result.error_text.empty() ? "" : "\n") + d.message;
+        }
+    }
+    try {
+        db::ScheduleStore store = db::ScheduleStore::open(db.empty() ? db::ScheduleStore::default_path() : db);
+        return store.record_run(r);
+    } catch (const db::DatabaseError &e) {
+        user_error(e.what());
+    }
+}
 } // namespace
+
+DbVerifier make_db_verifier() {
+    return [](const DbVerifyRequest &v) -> std::optional<std::string> {
+        // The facade takes an arch preset or file: the stored JSON goes to a temporary file.
+        std::string path = (std::filesystem::temp_directory_path() /
+                            ("tessel_verify_arch_" + std::to_string(::getpid()) + ".json"))
+                               .string();
+        {
+            std::ofstream f(path);
+            f << v.arch_json;
+        }
+        CompileRequest req;
+        req.generator = v.generator;
+        req.arch = path;
+        try {
+            nlohmann::json params = nlohmann::json::parse(v.params_json);
+            for (auto it = params.begin(); it != params.end(); ++it) {
+                req.params[it.key()] = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
+            }
+            req.schedule = parse_schedule(v.schedule_json, "stored schedule");
+        } catch (const std::exception &e) { // a record this tessel cannot read any more
+            std::remove(path.c_str());
+            return std::string(e.what());
+        }
+        RunReport rep = run(req, 1);
+        std::remove(path.c_str());
+        if (rep.verified) {
+            return std::nullopt;
+        }
+        for (const auto &d : rep.diagnostics) {
+            if (d.severity == Diagnostic::Error) {
+                return d.message;
+            }
+        }
+        return "the NPU result no longer matches the CPU reference: " + rep.comparison;
+    };
+}
 
 Command add_run_command(CLI::App &root, GlobalOptions &) {
     auto o = std::make_shared<RunOptions>();
@@ -36,6 +122,9 @@ Command add_run_command(CLI::App &root, GlobalOptions &) {
     c.app->add_option("--seed", o->seed, "random seed for the inputs")->capture_default_str();
     c.app->add_option("--report-json", o->report_json, "write the run report (JSON) to this file");
     c.app->add_option("--trace", o->trace, "write the simulator trace (Chrome/Perfetto JSON) to this file");
+    c.app->add_flag("--save", o->save, "record the schedule and its result in the schedule database");
+    c.app->add_option("--db", o->db, "the database file for --save (default: $TESSEL_DB or the XDG data directory)");
+    c.app->add_option("--note", o->note, "a note stored with the schedule (--save)");
     c.run = [o] {
         CompileRequest req = make_request(o->generator, o->params, o->schedule, o->arch);
         RunReport rep = run(req, o->seed, !o->trace.empty());
@@ -57,6 +146,10 @@ Command add_run_command(CLI::App &root, GlobalOptions &) {
         bool error = false;
         for (const auto &d : rep.diagnostics) {
             error = error || d.severity == Diagnostic::Error;
+        }
+        if (o->save) {
+            int64_t id = save_run(req, rep, o->db, o->note);
+            std::cerr << "tessel run: recorded result " << id << " in the schedule database\n";
         }
         if (error) {
             return 1;

@@ -16,6 +16,7 @@ int main(int argc, char **argv) {
     app.add_option("--generators", global.generator_libs,
                    "shared library with users' generators (repeatable)");
 
+    cli::set_db_verifier(cli::make_db_verifier());
     std::vector<cli::Command> commands;
     commands.push_back(cli::add_list_command(app, global));
     commands.push_back(cli::add_demo_command(app, global));

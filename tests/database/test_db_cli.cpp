@@ -136,11 +136,17 @@ TEST_F(DbCli, ErrorUnknownArch) {
     EXPECT_TRUE(has(r.err, "tessel: error: no target 'nope' in " + db + "; stored targets: ascend-like (")) << r.err;
 }
 
-TEST_F(DbCli, ErrorVerifyNotWired) {
+// `db verify` re-runs every verified result through compile -> simulate -> compare;
+// the fixture's records are not real schedules, so each verified one is marked
+// unverified with the reason.
+TEST_F(DbCli, VerifyMarksResultsThatNoLongerVerify) {
     Result r = tessel_cli("db verify --db " + db);
-    EXPECT_EQ(r.code, 1);
-    EXPECT_EQ(r.err, "tessel: error: db verify: not available in this build (the compile/simulate path is not "
-                     "wired to the database)\n");
+    EXPECT_EQ(r.code, 1) << "some results no longer verify: exit 1\n" << r.err;
+    EXPECT_TRUE(has(r.out, "db verify: 3 result(s) re-run, 3 marked unverified")) << r.out << r.err;
+    EXPECT_TRUE(has(r.out, "no longer verifies: stored schedule: directive (#0): 'kind' must be a string")) << r.out;
+    Result again = tessel_cli("db verify --db " + db);
+    EXPECT_EQ(again.code, 0) << again.err;
+    EXPECT_TRUE(has(again.out, "db verify: 0 result(s) re-run, 0 marked unverified")) << again.out << again.err;
 }
 
 TEST_F(DbCli, ErrorGarbageFileLeftUntouched) {
@@ -172,3 +178,18 @@ TEST_F(DbCli, BadUsageIsTwo) {
 }
 
 } // namespace
+
+// `tessel run --save` records a real run; `db verify` re-runs it and it still verifies.
+TEST(DbCliRun, RunSaveThenVerify) {
+    auto dir = fresh_dir("cli_run_save");
+    std::string db = (dir / "runs.db").string();
+    Result r = tessel_cli("run -g gemm -p M=16,N=16,K=16,dtype=int8 --save --note smoke --db " + db);
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(has(r.err, "tessel run: recorded result 1 in the schedule database")) << r.err;
+    Result list = tessel_cli("db list --db " + db);
+    EXPECT_TRUE(has(list.out, "default")) << list.out;
+    EXPECT_TRUE(has(list.out, "smoke")) << list.out;
+    Result v = tessel_cli("db verify --db " + db);
+    EXPECT_EQ(v.code, 0) << v.err;
+    EXPECT_TRUE(has(v.out, "db verify: 1 result(s) re-run, 0 marked unverified")) << v.out << v.err;
+}
