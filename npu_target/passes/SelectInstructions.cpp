@@ -4,6 +4,7 @@
 #include "npu_target/common/Error.h"
 #include "npu_target/isa/InstrTable.h"
 #include "npu_target/lower/SplitCores.h"
+#include "npu_target/passes/ScalarRegisters.h"
 
 #include <cstring>
 #include <map>
@@ -19,28 +20,13 @@ using isa::Op;
 
 namespace {
 
-// Registers kept free for expression temporaries; bindings (lets, loop
-// counters) only take a register while more than this many are free.
-constexpr int kTempReserve = 8;
-
 std::string type_text(const Type &t) {
     std::ostringstream os;
     os << t;
     return os.str();
 }
 
-// A value in a register: `temp` values are owned by the caller and must be released.
-struct Val {
-    int reg = 0;
-    bool temp = false;
-};
-
-// Where a let-bound value or loop counter lives for its whole scope.
-struct Binding {
-    int reg = -1;       // >= 0: in this register
-    int64_t slot = -1;  // else: byte offset in the scalar stack
-    Type type;
-};
+using Val = ScalarRegisters::Val;
 
 // An allocation placed in a memory level.
 struct Placed {
@@ -50,9 +36,10 @@ struct Placed {
     int arg_reg = 0;
 };
 
-class Codegen : public IRVisitor {
+class Codegen : public IRVisitor, private ScalarRegisters::Emitter {
 public:
-    explicit Codegen(const nir::NpuModule &m) : m_(m), arch_(*m.arch) {
+    explicit Codegen(const nir::NpuModule &m)
+        : m_(m), arch_(*m.arch), regs_(*m.arch, static_cast<int>(m.args.size()) + 1, *this) {
         prog_.kernel_name = m.kernel_name;
         prog_.arch_name = arch_.name;
         prog_.arch_hash = arch_.hash();
@@ -66,11 +53,6 @@ public:
             }
         }
         TESSEL_INTERNAL_ASSERT(gm_level_ >= 0);
-        const int nregs = arch_.scalar.registers;
-        if (static_cast<int>(m.args.size()) + 1 + kTempReserve > nregs) {
-            user_error("kernel ", m.kernel_name, " has ", m.args.size(), " arguments; the scalar unit of ", arch_.name,
-                       " has only ", nregs, " registers");
-        }
         for (const auto &kv : m.buffers) {
             const nir::BufferInfo &b = kv.second;
             Placed p;
@@ -80,9 +62,6 @@ public:
             p.arg_reg = b.arg_index + 1;
             TESSEL_INTERNAL_ASSERT(p.level >= 0 && (b.is_arg || b.offset >= 0), "buffer ", b.name, " not allocated");
             buffers_[b.name] = p;
-        }
-        for (int r = nregs - 1; r > static_cast<int>(m.args.size()); r--) {
-            free_regs_.push_back(r);
         }
     }
 
@@ -110,12 +89,8 @@ private:
     const ArchSpec &arch_;
     isa::Program prog_;
     int gm_level_;
-    std::vector<int> free_regs_;
-    std::map<std::string, std::vector<Binding>> vars_; // a stack per name (shadowing)
+    ScalarRegisters regs_;
     std::map<std::string, Placed> buffers_;
-    int64_t stack_top_ = 0;
-    int64_t stack_peak_ = 0;
-    int64_t scratch_slot_ = -1;
     std::vector<std::string> func_stack_;
     std::string loop_;
     std::set<std::string> scalar_funcs_;
@@ -172,115 +147,34 @@ private:
     int64_t here() const { return static_cast<int64_t>(prog_.code.size()); }
     void patch(size_t at, int64_t target) { prog_.code[at].imm = target; }
 
-    // ---- registers ----
-    int take_reg() {
-        if (free_regs_.empty()) {
-            user_error("expression too deep for the scalar register file of ", arch_.name, " (", arch_.scalar.registers,
-                       " registers) in Func ", func_stack_.empty() ? "?" : func_stack_.back());
-        }
-        int r = free_regs_.back();
-        free_regs_.pop_back();
-        return r;
+    // ---- registers (ScalarRegisters) ----
+    std::string context() const { return func_stack_.empty() ? "?" : func_stack_.back(); }
+    Val temp() { return regs_.temp(context()); }
+    void release(const Val &v) { regs_.release(v); }
+    Val own(const Val &v) { return regs_.own(v, context()); }
+    int64_t scratch() { return regs_.scratch(); }
+    void move(int rd, int rs) override { emit(Op::MOV, rd, rs); }
+    void load_stack(DType t, int rd, int64_t slot) override { emit_mem(Op::LD, t, isa::kStackLevel, rd, 0, slot); }
+    void store_stack(DType t, int rs, int64_t slot) override { emit_mem(Op::ST, t, isa::kStackLevel, rs, 0, slot); }
+    void zero_extend32(int reg) override {
+        Val v{reg, false};
+        normalize(v, UInt(32));
     }
-    void release(const Val &v) {
-        if (v.temp) {
-            free_regs_.push_back(v.reg);
-        }
-    }
-    Val temp() { return {take_reg(), true}; }
-    // A value we are allowed to overwrite.
-    Val own(const Val &v) {
-        if (v.temp) {
-            return v;
-        }
-        Val t = temp();
-        emit(Op::MOV, t.reg, v.reg);
-        return t;
-    }
-    int64_t alloc_stack(int64_t bytes) {
-        int64_t at = (stack_top_ + 7) / 8 * 8;
-        stack_top_ = at + bytes;
-        stack_peak_ = std::max(stack_peak_, stack_top_);
-        if (static_cast<uint64_t>(stack_top_) > arch_.scalar.stack_bytes) {
-            user_error("scalar stack overflow: ", stack_top_, " bytes needed for spilled values; ", arch_.name,
-                       " has ", arch_.scalar.stack_bytes, " bytes of scalar stack");
-        }
-        return at;
-    }
-    int64_t scratch() {
-        if (scratch_slot_ < 0) {
-            scratch_slot_ = alloc_stack(8);
-        }
-        return scratch_slot_;
-    }
-
-    // ---- bindings ----
     DType slot_type(const Type &t) const {
         if (t.is_float()) {
             return DType::FP32;
         }
         if (t.bits() > 32) {
-            user_error("64-bit integers are not supported on the NPU scalar unit (in Func ",
-                       func_stack_.empty() ? "?" : func_stack_.back(), ")");
+            user_error("64-bit integers are not supported on the NPU scalar unit (in Func ", context(), ")");
         }
         return DType::Int32;
     }
     void bind(const std::string &name, const Type &t, Val v) {
-        Binding b;
-        b.type = t;
-        if (static_cast<int>(free_regs_.size()) > kTempReserve) {
-            if (v.temp) {
-                b.reg = v.reg; // keep the temp as the binding's register
-            } else {
-                b.reg = take_reg();
-                emit(Op::MOV, b.reg, v.reg);
-            }
-        } else {
-            b.slot = alloc_stack(8);
-            emit_mem(Op::ST, slot_type(t), isa::kStackLevel, v.reg, 0, b.slot);
-            release(v);
-        }
-        vars_[name].push_back(b);
+        regs_.bind(name, slot_type(t), t.is_uint() && t.bits() == 32, v, context());
     }
-    void unbind(const std::string &name) {
-        Binding b = vars_[name].back();
-        vars_[name].pop_back();
-        if (b.reg >= 0) {
-            free_regs_.push_back(b.reg);
-        }
-        if (vars_[name].empty()) {
-            vars_.erase(name);
-        }
-    }
-    const Binding &binding(const std::string &name) const {
-        auto it = vars_.find(name);
-        if (it == vars_.end()) {
-            internal_error("scalar codegen: unbound variable ", name);
-        }
-        return it->second.back();
-    }
-    Val read_var(const std::string &name) {
-        const Binding &b = binding(name);
-        if (b.reg >= 0) {
-            return {b.reg, false};
-        }
-        Val t = temp();
-        emit_mem(Op::LD, slot_type(b.type), isa::kStackLevel, t.reg, 0, b.slot);
-        if (b.type.is_uint() && b.type.bits() == 32) {
-            normalize(t, b.type);
-        }
-        return t;
-    }
-    void write_var(const std::string &name, const Val &v) {
-        const Binding &b = binding(name);
-        if (b.reg >= 0) {
-            if (b.reg != v.reg) {
-                emit(Op::MOV, b.reg, v.reg);
-            }
-            return;
-        }
-        emit_mem(Op::ST, slot_type(b.type), isa::kStackLevel, v.reg, 0, b.slot);
-    }
+    void unbind(const std::string &name) { regs_.unbind(name); }
+    Val read_var(const std::string &name) { return regs_.read(name, context()); }
+    void write_var(const std::string &name, const Val &v) { regs_.write(name, v); }
 
     // ---- value representation ----
     // Integers are held sign- or zero-extended to 64 bits in their type; floats

@@ -2,7 +2,13 @@
 // before each run, for schedules that exercise each backend path.
 #include "tests/backend/NpuHarness.h"
 
+#include "npu_target/arch/ArchSpec.h"
+
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <unistd.h>
 
 using namespace tessel;
 using namespace tessel::test;
@@ -156,4 +162,28 @@ TEST(BackendMultiCore, GemmSplitAcrossCores) {
     EXPECT_EQ(four.backend.program.cores, 4);
     EXPECT_EQ(four.report.cores, 4);
     EXPECT_LT(four.report.cycles * 2, one.report.cycles) << "4 cores should be more than twice as fast here";
+}
+
+// With a scalar unit of 12 registers (3 hold the arguments, 8 are kept for
+// expression temporaries), every let and loop counter is spilled to the scalar
+// stack: the program loads and stores them there, and the result is unchanged.
+TEST(BackendRegisters, SpillsToTheScalarStackUnderPressure) {
+    nlohmann::json j = nlohmann::json::parse(load_arch("ascend-like").to_json());
+    j["scalar"]["registers"] = 12;
+    j["name"] = "ascend-like-12regs";
+    std::string path = testing::TempDir() + "/ascend_12regs_" + std::to_string(::getpid()) + ".json";
+    {
+        std::ofstream f(path);
+        f << j.dump(2);
+    }
+    NpuRun r = run_npu("gemm", {{"M", "8"}, {"N", "16"}, {"K", "8"}, {"dtype", "int8"}}, tiled_staged_scalar("UB", 8, 8),
+                       path, fresh_seed());
+    EXPECT_EQ(r.cmp.mismatches, 0) << failure(r);
+    int spill_stores = 0, spill_loads = 0;
+    for (const auto &i : r.backend.program.code) {
+        spill_stores += i.op == isa::Op::ST && i.level == isa::kStackLevel;
+        spill_loads += i.op == isa::Op::LD && i.level == isa::kStackLevel;
+    }
+    EXPECT_GT(spill_stores, 0);
+    EXPECT_GT(spill_loads, spill_stores) << "a spilled value is loaded at each use";
 }
