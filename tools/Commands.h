@@ -35,6 +35,7 @@ Command add_compile_command(CLI::App &root, GlobalOptions &g);
 Command add_run_command(CLI::App &root, GlobalOptions &g);
 Command add_bench_command(CLI::App &root, GlobalOptions &g);
 Command add_sim_command(CLI::App &root, GlobalOptions &g);
+Command add_tune_command(CLI::App &root, GlobalOptions &g);
 
 Command add_db_command(CLI::App &root, GlobalOptions &g);
 

@@ -1,0 +1,290 @@
+#include "scheduler/CostModel.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tessel::sched {
+
+namespace {
+
+// Calibrated once against the simulator (docs/tuner.md): the vector-path GEMM
+// issues about 26 scalar instructions and keeps the vector unit about 3.4
+// cycles busy per 256-byte vector multiply-accumulate row; the scalar fallback
+// issues about 27 instructions per MAC besides its two GM loads.
+constexpr double kVectorPathScalarPerRow = 26.0;
+constexpr double kVectorPathVectorPerRow = 3.4;
+constexpr double kNaiveInstrPerMac = 27.0;
+// Scalar instructions around each DMA / matrix / vector instruction (flags, loop control).
+constexpr double kIssuePerOp = 3.0;
+
+struct Stage {
+    std::string name, pipe;
+    double t = 0;      // cycles per iteration
+    double lat = 0;    // visible this long after the end
+    int buffers = 2;   // copies of the buffer it hands to the next stage
+};
+
+struct PipeResult {
+    double total = 0, period = 0, fill = 0;
+    std::string bound;
+    std::vector<PredictedBar> bars;
+};
+
+// Iteration t of stage s starts after stage s-1's iteration t is visible, after
+// its own iteration t-1, and after stage s+1 released the copy it overwrites
+// (iteration t - buffers). Simulated for a window, extrapolated linearly.
+PipeResult run_pipeline(const std::vector<Stage> &st, int64_t iters, int bar_iters) {
+    PipeResult r;
+    if (st.empty() || iters <= 0) {
+        return r;
+    }
+    const int64_t window = std::min<int64_t>(iters, 64);
+    const size_t n = st.size();
+    std::vector<std::vector<double>> end(n, std::vector<double>(window, 0));
+    for (int64_t t = 0; t < window; t++) {
+        for (size_t s = 0; s < n; s++) {
+            double start = t > 0 ? end[s][t - 1] : 0;
+            if (s > 0) {
+                start = std::max(start, end[s - 1][t] + st[s - 1].lat);
+            }
+            if (s + 1 < n && t - st[s].buffers >= 0) {
+                start = std::max(start, end[s + 1][t - st[s].buffers]);
+            }
+            end[s][t] = start + st[s].t;
+            if (t < bar_iters) {
+                r.bars.push_back({st[s].pipe, st[s].name, t, start, end[s][t]});
+            }
+        }
+    }
+    const double last = end[n - 1][window - 1] + st[n - 1].lat;
+    if (window >= 4) {
+        const int64_t half = window / 2;
+        r.period = (end[n - 1][window - 1] - end[n - 1][half - 1]) / static_cast<double>(window - half);
+    } else {
+        r.period = (end[n - 1][window - 1]) / static_cast<double>(window);
+    }
+    r.total = last + static_cast<double>(iters - window) * r.period;
+    r.fill = std::max(0.0, r.total - r.period * static_cast<double>(iters));
+    size_t arg = 0;
+    for (size_t s = 1; s < n; s++) {
+        if (st[s].t > st[arg].t) {
+            arg = s;
+        }
+    }
+    r.bound = st[arg].name;
+    return r;
+}
+
+// One DMA of `rows` runs of `run` bytes, `stride` bytes apart on the GM side.
+// `reread` is the fraction of the GM bytes that were read before (L2 hits).
+double dma_cycles(const ArchSpec &a, const std::string &src, const std::string &dst, int64_t rows, int64_t run,
+                  int64_t stride, double reread, int cores) {
+    const DmaEdge *edge = nullptr;
+    const DmaEngine *e = a.engine_for(src, dst, &edge);
+    if (!e || !edge || rows <= 0 || run <= 0) {
+        return 0;
+    }
+    const MemoryLevel *ls = a.find_level(src), *ld = a.find_level(dst);
+    const bool gm_src = ls && ls->off_chip, gm_dst = ld && ld->off_chip;
+    // Runs dense on both sides merge into one.
+    const bool merged = stride == run;
+    const int64_t runs = merged ? 1 : rows;
+    const int64_t run_bytes = merged ? rows * run : run;
+    const int64_t burst = std::max(1, e->burst_bytes);
+    const double bytes = static_cast<double>(runs * ((run_bytes + burst - 1) / burst * burst));
+    const double per_core_gm = a.chip.gm_bytes_per_cycle > 0 ? a.chip.gm_bytes_per_cycle : edge->bytes_per_cycle;
+    const double gm = std::min(per_core_gm, a.chip.gm_aggregate_bytes_per_cycle > 0
+                                                ? a.chip.gm_aggregate_bytes_per_cycle / std::max(1, cores)
+                                                : per_core_gm);
+    double cycles = 0;
+    if (gm_src) {
+        const double first = std::min(edge->bytes_per_cycle, gm);
+        const double hit = a.chip.l2_bytes > 0 && a.chip.l2_rd_bytes_per_cycle > 0 ? a.chip.l2_rd_bytes_per_cycle : first;
+        cycles = bytes * ((1 - reread) / first + reread / hit);
+    } else if (gm_dst) {
+        const double w = a.chip.l2_bytes > 0 && a.chip.l2_wr_bytes_per_cycle > 0 ? a.chip.l2_wr_bytes_per_cycle
+                                                                                 : ld->wr_bytes_per_cycle;
+        cycles = bytes / std::min(edge->bytes_per_cycle, w > 0 ? w : edge->bytes_per_cycle);
+    } else {
+        cycles = bytes / edge->bytes_per_cycle;
+    }
+    if ((gm_src || gm_dst) && e->misalign_factor < 1.0 && e->align_bytes > 0) {
+        const bool aligned = run_bytes % e->align_bytes == 0 && (merged || stride % e->align_bytes == 0);
+        if (!aligned) {
+            cycles /= e->misalign_factor;
+        }
+    }
+    const int64_t descriptors = (runs + std::max<int64_t>(1, e->max_count) - 1) / std::max<int64_t>(1, e->max_count);
+    return cycles + static_cast<double>(e->setup_cycles * std::max<int64_t>(1, descriptors));
+}
+
+double dma_latency(const ArchSpec &a, const std::string &src, const std::string &dst) {
+    const DmaEngine *e = a.engine_for(src, dst);
+    return e ? e->latency : 0;
+}
+
+std::string dma_pipe(const ArchSpec &a, const std::string &src, const std::string &dst) {
+    const DmaEngine *e = a.engine_for(src, dst);
+    return e ? e->pipe : "?";
+}
+
+StageTime stage_time(const Stage &s, const std::string &loop, int64_t iters) {
+    return {s.name, s.pipe, loop, s.t, iters, s.t * static_cast<double>(iters)};
+}
+
+Prediction predict_elementwise(const SearchSpace &space, const Candidate &c, int bar_iters) {
+    const Problem &p = space.problem();
+    const ArchSpec &a = p.arch;
+    const std::string &ub = a.vector.level;
+    const int s = dtype_bytes(p.in_t);
+    const int64_t tiles = p.length / c.tile_n / c.cores;
+    Stage load{"load inputs (GM->" + ub + ")", dma_pipe(a, "GM", ub), 0, dma_latency(a, "GM", ub), c.op_buffers};
+    load.t = p.inputs * dma_cycles(a, "GM", ub, 1, c.tile_n * s, c.tile_n * s, 0.0, c.cores);
+    // Vector work: rows of `vector` lanes, each row a whole number of repeats.
+    const int esz = p.chain ? 4 : s;
+    const double rows = static_cast<double>(c.tile_n) / c.vector;
+    const double repeats_per_row = std::ceil(static_cast<double>(c.vector) * esz / a.vector.bytes_per_repeat);
+    double op_cycles = a.vector.cycles_for("add");
+    if (p.chain) { // casts of a, b, c; add; max; mul; exp; cast back
+        op_cycles = 3 * a.vector.cycles_for("cast") + a.vector.cycles_for("add") + a.vector.cycles_for("max") +
+                    a.vector.cycles_for("mul") + a.vector.cycles_for("exp") + a.vector.cycles_for("cast");
+    }
+    Stage vec{"vector ops (" + ub + ")", a.vector.pipe, rows * repeats_per_row * op_cycles, 0, 1};
+    Stage store{"store out (" + ub + "->GM)", dma_pipe(a, ub, "GM"), 0, dma_latency(a, ub, "GM"), 1};
+    store.t = dma_cycles(a, ub, "GM", 1, c.tile_n * s, c.tile_n * s, 0.0, c.cores);
+    PipeResult pr = run_pipeline({load, vec, store}, tiles, bar_iters);
+    Prediction out;
+    out.cycles = pr.total;
+    out.bound = pr.bound;
+    out.timeline = pr.bars;
+    for (const Stage &st : {load, vec, store}) {
+        out.stages.push_back(stage_time(st, "tile", tiles));
+    }
+    const double ops = p.chain ? 8 : 1;
+    const double issue = a.scalar.issue_cycles * static_cast<double>(tiles) *
+                         (kIssuePerOp * (p.inputs + 1) + ops * std::ceil(rows / a.vector.max_repeat) * kIssuePerOp);
+    out.stages.push_back({"scalar issue", a.scalar.pipe, "tile", issue / std::max<int64_t>(1, tiles), tiles, issue});
+    if (issue > out.cycles) {
+        out.cycles = issue, out.bound = "scalar issue";
+    }
+    return out;
+}
+
+Prediction predict_gemm(const SearchSpace &space, const Candidate &c, int bar_iters) {
+    const Problem &p = space.problem();
+    const ArchSpec &a = p.arch;
+    Prediction out;
+    const double macs = static_cast<double>(p.M) * p.N * p.K;
+    if (c.path == Path::Naive) {
+        const MemoryLevel *gm = a.find_level("GM");
+        const double per_mac = 2.0 * (gm ? gm->latency : 0) + kNaiveInstrPerMac * a.scalar.issue_cycles;
+        out.cycles = macs * per_mac;
+        out.bound = "scalar issue";
+        out.stages.push_back({"scalar code", a.scalar.pipe, "mac", per_mac, static_cast<int64_t>(macs), out.cycles});
+        return out;
+    }
+    const int sa = dtype_bytes(p.in_t), sacc = dtype_bytes(p.acc_t);
+    const int64_t tiles = (p.M / c.tile_m) * (p.N / c.tile_n) / c.cores;
+    const int64_t chunks = p.K / c.k_chunk;
+    const double a_reread = 1.0 - static_cast<double>(c.tile_n) / p.N;
+    const double b_reread = 1.0 - static_cast<double>(c.tile_m) / p.M;
+    std::vector<Stage> inner;
+    std::string wb_src;
+    if (c.path == Path::Vector) {
+        const std::string &ub = a.vector.level;
+        Stage load{"load A,B chunks (GM->" + ub + ")", dma_pipe(a, "GM", ub), 0, dma_latency(a, "GM", ub), c.op_buffers};
+        load.t = dma_cycles(a, "GM", ub, c.tile_m, c.k_chunk * sa, p.K * sa, a_reread, c.cores) +
+                 dma_cycles(a, "GM", ub, c.k_chunk, c.tile_n * sa, p.N * sa, b_reread, c.cores);
+        const double rows = static_cast<double>(c.tile_m) * c.k_chunk * (c.tile_n / c.vector);
+        const double reps = std::ceil(static_cast<double>(c.vector) * sacc / a.vector.bytes_per_repeat);
+        Stage vec{"vector multiply-add", a.vector.pipe, rows * reps * kVectorPathVectorPerRow, 0, 1};
+        Stage issue{"scalar issue", a.scalar.pipe, rows * kVectorPathScalarPerRow * a.scalar.issue_cycles, 0, 1};
+        inner = {load, issue.t > vec.t ? issue : vec};
+        wb_src = ub;
+    } else {
+        const MatrixUnit &mu = a.matrix;
+        const MatrixShape &f = mu.shapes.at(p.in_t);
+        const std::string first_a = c.via_mid ? space.mid_level() : mu.a_level;
+        const std::string first_b = c.via_mid ? space.mid_level() : mu.b_level;
+        Stage load{"load " + std::string(c.a_panel ? "B" : "A,B") + " chunk (GM->" + first_b + ")",
+                   dma_pipe(a, "GM", first_b), 0, dma_latency(a, "GM", first_b),
+                   c.via_mid ? c.mid_buffers : c.op_buffers};
+        load.t = dma_cycles(a, "GM", first_b, c.k_chunk, c.tile_n * sa, p.N * sa, b_reread, c.cores);
+        if (!c.a_panel) {
+            load.t += dma_cycles(a, "GM", first_a, c.tile_m, c.k_chunk * sa, p.K * sa, a_reread, c.cores);
+        }
+        inner.push_back(load);
+        if (c.via_mid) {
+            const std::string &mid = space.mid_level();
+            Stage l0{"load A,B fractals (" + mid + "->" + mu.a_level + "," + mu.b_level + ")",
+                     dma_pipe(a, mid, mu.a_level), 0, dma_latency(a, mid, mu.a_level), c.op_buffers};
+            // A tile in the mid level is tile_m rows of k_chunk (a panel: rows of K).
+            const int64_t a_stride = (c.a_panel ? p.K : c.k_chunk) * sa;
+            l0.t = dma_cycles(a, mid, mu.a_level, c.tile_m, c.k_chunk * sa, a_stride, 0, c.cores) +
+                   dma_cycles(a, mid, mu.b_level, c.k_chunk, c.tile_n * sa, c.tile_n * sa, 0, c.cores);
+            inner.push_back(l0);
+        }
+        const double fractals = std::ceil(static_cast<double>(c.tile_m) / f.m0) *
+                                std::ceil(static_cast<double>(c.k_chunk) / f.k0) *
+                                std::ceil(static_cast<double>(c.tile_n) / f.n0);
+        Stage mm{"mmad " + std::to_string(c.tile_m) + "x" + std::to_string(c.k_chunk) + "x" + std::to_string(c.tile_n),
+                 mu.pipe, fractals + (c.op_buffers == 1 ? mu.fill_drain_cycles : 0), static_cast<double>(mu.latency), 1};
+        inner.push_back(mm);
+        wb_src = mu.c_level;
+    }
+    PipeResult stream = run_pipeline(inner, tiles * chunks, bar_iters);
+    // The tile loop: the chunk loop, then the write-back of the tile; with two
+    // accumulators the write-back overlaps the next tile.
+    Stage compute{"chunk loop", inner.back().pipe, stream.period * static_cast<double>(chunks), 0,
+                  c.path == Path::Matrix ? c.acc_buffers : 1};
+    Stage wb{"write back C (" + wb_src + "->GM)", dma_pipe(a, wb_src, "GM"),
+             dma_cycles(a, wb_src, "GM", c.tile_m, c.tile_n * sacc, p.N * sacc, 0, c.cores),
+             dma_latency(a, wb_src, "GM"), 1};
+    PipeResult outer = run_pipeline({compute, wb}, tiles, 0);
+    double total = std::max(stream.total, outer.total + stream.fill);
+    out.bound = stream.total >= outer.total + stream.fill ? stream.bound : outer.bound;
+    for (const Stage &st : inner) {
+        out.stages.push_back(stage_time(st, "chunk", tiles * chunks));
+    }
+    out.stages.push_back(stage_time(wb, "tile", tiles));
+    if (c.a_panel) {
+        const int64_t rows = p.M / c.tile_m / c.cores;
+        const double panel = dma_cycles(a, "GM", space.mid_level(), c.tile_m, p.K * sa, p.K * sa, 0, c.cores) +
+                             dma_latency(a, "GM", space.mid_level());
+        out.stages.push_back({"load A panel (GM->" + space.mid_level() + ")", dma_pipe(a, "GM", space.mid_level()),
+                              "row", panel, rows, panel * rows});
+        total += panel * static_cast<double>(rows);
+    }
+    // The scalar unit issues every instruction; the HBM must absorb every write.
+    const double dmas = (c.via_mid ? 4.0 : 2.0) - (c.a_panel ? 1.0 : 0.0);
+    const double issue = a.scalar.issue_cycles * kIssuePerOp *
+                         (static_cast<double>(tiles * chunks) * (dmas + 1) + static_cast<double>(tiles) * 2);
+    if (c.path == Path::Matrix) {
+        out.stages.push_back({"scalar issue", a.scalar.pipe, "chunk", issue / static_cast<double>(tiles * chunks),
+                              tiles * chunks, issue});
+        if (issue > total) {
+            total = issue, out.bound = "scalar issue";
+        }
+    }
+    const MemoryLevel *gm = a.find_level("GM");
+    const double drain = gm && gm->wr_bytes_per_cycle > 0
+                             ? static_cast<double>(p.M) * p.N * sacc / (gm->wr_bytes_per_cycle * c.cores)
+                             : 0;
+    if (drain > total) {
+        total = drain, out.bound = "GM write drain";
+    }
+    out.cycles = total;
+    out.timeline = stream.bars;
+    return out;
+}
+
+} // namespace
+
+Prediction predict(const SearchSpace &space, const Candidate &c, int timeline_iters) {
+    if (space.problem().op == OpKind::Elementwise) {
+        return predict_elementwise(space, c, timeline_iters);
+    }
+    return predict_gemm(space, c, timeline_iters);
+}
+
+} // namespace tessel::sched

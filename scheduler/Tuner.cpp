@@ -1,0 +1,328 @@
+#include "scheduler/Tuner.h"
+
+#include "database/Canonical.h"
+#include "database/ScheduleStore.h"
+#include "dsl/Compile.h"
+#include "npu_target/common/Error.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace tessel::sched {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Ranked {
+    Candidate c;
+    double predicted = 0;
+};
+
+// Everything the workers share; every member is used under `mu`.
+class Search {
+public:
+    Search(const TuneOptions &o, const SearchSpace &space, std::optional<db::ScheduleStore> &store)
+        : o_(o), space_(space), store_(store), rng_(o.seed), t0_(Clock::now()) {
+        const Problem &p = space.problem();
+        params_json_ = db::params_to_json(p.params);
+        arch_json_ = p.arch.to_json(-1);
+        arch_hash_ = p.arch.hash();
+        for (const Candidate &c : space.enumerate()) {
+            ranked_.push_back({c, predict(space, c).cycles});
+        }
+        std::stable_sort(ranked_.begin(), ranked_.end(),
+                         [](const Ranked &a, const Ranked &b) { return a.predicted < b.predicted; });
+        for (const Ranked &r : ranked_) {
+            by_hash_[schedule_hash(space.to_spec(r.c))] = r.c;
+        }
+        res_.space_size = static_cast<int>(ranked_.size());
+        load_previous();
+    }
+
+    void worker() {
+        for (;;) {
+            Candidate c;
+            {
+                std::lock_guard<std::mutex> lock(mu_);
+                if (stop_requested()) {
+                    return;
+                }
+                std::optional<Candidate> next = next_candidate();
+                if (!next) {
+                    return;
+                }
+                c = *next;
+                started_++;
+            }
+            Measurement m = measure(c);
+            std::lock_guard<std::mutex> lock(mu_);
+            record(m);
+        }
+    }
+
+    TuneResult finish() {
+        res_.elapsed_s = elapsed();
+        return std::move(res_);
+    }
+
+private:
+    double elapsed() const { return std::chrono::duration<double>(Clock::now() - t0_).count(); }
+
+    bool stop_requested() const {
+        return elapsed() >= o_.budget_s || (o_.cancel && o_.cancel->load()) ||
+               (o_.max_measurements > 0 && started_ >= o_.max_measurements);
+    }
+
+    void load_previous() {
+        if (!store_) {
+            return;
+        }
+        const Problem &p = space_.problem();
+        for (const db::ResultRecord &r : store_->history(p.generator, params_json_, arch_hash_)) {
+            seen_.insert(r.schedule_hash);
+            Measurement m;
+            m.schedule_hash = r.schedule_hash;
+            m.verified = r.verified && r.simulated_cycles.has_value();
+            m.cycles = r.simulated_cycles.value_or(0);
+            m.t_phys_cycles = r.t_phys_cycles.value_or(0);
+            m.efficiency = r.efficiency.value_or(0);
+            m.predicted_cycles = static_cast<double>(r.predicted_cycles.value_or(0));
+            m.error = r.error_text;
+            m.from_database = true;
+            auto it = by_hash_.find(r.schedule_hash);
+            if (it != by_hash_.end()) {
+                m.candidate = it->second;
+            }
+            if (auto s = store_->schedule_by_hash(r.schedule_hash)) {
+                m.schedule_json = s->spec_json;
+            }
+            if (m.verified && it != by_hash_.end()) {
+                parents_.push_back(m);
+            }
+            if (m.verified && (!res_.best || better(m, *res_.best))) {
+                res_.best = m;
+            }
+            res_.previous.push_back(std::move(m));
+        }
+        sort_parents();
+    }
+
+    void sort_parents() {
+        std::stable_sort(parents_.begin(), parents_.end(), better);
+        if (parents_.size() > 8) {
+            parents_.resize(8);
+        }
+    }
+
+    // Marks `c` as taken unless it was measured (this run or before).
+    bool take(const Candidate &c) {
+        const std::string h = schedule_hash(space_.to_spec(c));
+        if (!seen_.insert(h).second) {
+            return false;
+        }
+        return true;
+    }
+
+    std::optional<Candidate> next_ranked() {
+        while (rank_pos_ < ranked_.size()) {
+            const Candidate &c = ranked_[rank_pos_++].c;
+            if (take(c)) {
+                return c;
+            }
+            res_.skipped++;
+        }
+        return std::nullopt;
+    }
+
+    std::optional<Candidate> next_candidate() {
+        if (o_.random_search) {
+            for (int i = 0; i < 200; i++) {
+                Candidate c = space_.random(rng_);
+                if (take(c)) {
+                    return c;
+                }
+            }
+            return next_ranked();
+        }
+        if (seeded_ < o_.seed_candidates || parents_.empty() || rng_() % 4 == 0) {
+            seeded_++;
+            if (auto c = next_ranked()) {
+                return c;
+            }
+        }
+        // Evolution: mutate one of the best verified results; of the unseen
+        // mutants the cost model's favourite is measured.
+        for (int round = 0; round < 4 && !parents_.empty(); round++) {
+            const size_t k = std::min<size_t>(parents_.size(), 4);
+            const Candidate &parent = parents_[std::min(rng_() % k, rng_() % k)].candidate;
+            std::optional<Ranked> pick;
+            std::set<Candidate> tried;
+            for (int i = 0; i < 24; i++) {
+                Candidate m = space_.mutate(parent, rng_);
+                if (!tried.insert(m).second || seen_.count(schedule_hash(space_.to_spec(m)))) {
+                    continue;
+                }
+                const double pred = predict(space_, m).cycles;
+                if (!pick || pred < pick->predicted) {
+                    pick = Ranked{m, pred};
+                }
+            }
+            if (pick && take(pick->c)) {
+                return pick->c;
+            }
+        }
+        return next_ranked();
+    }
+
+    Measurement measure(const Candidate &c) const {
+        Measurement m;
+        m.candidate = c;
+        const ScheduleSpec spec = space_.to_spec(c);
+        m.schedule_json = schedule_to_json(spec);
+        m.schedule_hash = schedule_hash(spec);
+        m.predicted_cycles = predict(space_, c).cycles;
+        CompileRequest req;
+        req.generator = o_.generator;
+        req.params = space_.problem().params;
+        req.arch = o_.arch;
+        req.schedule = spec;
+        try {
+            RunReport r = run(req, o_.seed);
+            m.verified = r.verified && r.cycles.has_value();
+            m.cycles = r.cycles.value_or(0);
+            m.t_phys_cycles = r.t_phys_cycles.value_or(0);
+            m.efficiency = r.efficiency.value_or(0);
+            for (const Diagnostic &d : r.diagnostics) {
+                if (d.severity == Diagnostic::Error) {
+                    m.error += (m.error.empty() ? "" : "; ") + d.message;
+                }
+            }
+            if (!r.verified && m.error.empty()) {
+                m.error = "not verified: " + r.comparison;
+            }
+        } catch (const std::exception &e) { // a failing worker never stops the search
+            m.verified = false;
+            m.error = std::string("worker failed: ") + e.what();
+        }
+        if (!m.verified) {
+            m.efficiency = 0;
+        }
+        return m;
+    }
+
+    void record(Measurement &m) {
+        m.at_seconds = elapsed();
+        if (store_) {
+            const Problem &p = space_.problem();
+            db::RunRecord rr;
+            rr.generator = p.generator;
+            rr.params_json = params_json_;
+            rr.arch_name = p.arch.name;
+            rr.arch_json = arch_json_;
+            rr.arch_hash = arch_hash_;
+            rr.schedule_json = m.schedule_json;
+            rr.schedule_hash = m.schedule_hash;
+            rr.origin = "tuner";
+            rr.note = m.candidate.describe();
+            rr.result.predicted_cycles = static_cast<int64_t>(m.predicted_cycles);
+            if (m.cycles > 0) {
+                rr.result.simulated_cycles = m.cycles;
+                rr.result.efficiency = m.efficiency;
+            }
+            if (m.t_phys_cycles > 0) {
+                rr.result.t_phys_cycles = m.t_phys_cycles;
+            }
+            rr.result.verified = m.verified;
+            rr.result.error_text = m.error;
+            rr.result.tool_version = "tessel-tune 0.1";
+            try {
+                store_->record_run(rr);
+            } catch (const std::exception &e) { // keep searching; the result is still returned
+                db_errors_++;
+                if (res_.db_error.empty()) {
+                    res_.db_error = e.what();
+                }
+            }
+        }
+        if (m.verified) {
+            parents_.push_back(m);
+            sort_parents();
+            if (!res_.best || better(m, *res_.best)) {
+                res_.best = m;
+                res_.best_found_at_s = m.at_seconds;
+            }
+        } else {
+            failed_++;
+        }
+        res_.measured.push_back(m);
+        if (o_.on_progress) {
+            TuneProgress pr;
+            pr.measured = static_cast<int>(res_.measured.size());
+            pr.failed = failed_;
+            pr.skipped = res_.skipped;
+            pr.best_efficiency = res_.best ? res_.best->efficiency : 0;
+            pr.best_cycles = res_.best ? res_.best->cycles : 0;
+            pr.elapsed_s = m.at_seconds;
+            pr.budget_s = o_.budget_s;
+            o_.on_progress(pr);
+        }
+    }
+
+    const TuneOptions &o_;
+    const SearchSpace &space_;
+    std::optional<db::ScheduleStore> &store_;
+    std::mt19937_64 rng_;
+    Clock::time_point t0_;
+    std::string params_json_, arch_json_, arch_hash_;
+    std::vector<Ranked> ranked_;
+    size_t rank_pos_ = 0;
+    std::map<std::string, Candidate> by_hash_;
+    std::set<std::string> seen_;
+    std::vector<Measurement> parents_;
+    int seeded_ = 0, started_ = 0, failed_ = 0, db_errors_ = 0;
+    TuneResult res_;
+
+public:
+    std::mutex mu_;
+};
+
+} // namespace
+
+bool better(const Measurement &a, const Measurement &b) {
+    if (a.verified != b.verified) {
+        return a.verified;
+    }
+    if (a.efficiency != b.efficiency) {
+        return a.efficiency > b.efficiency;
+    }
+    return a.cycles < b.cycles;
+}
+
+TuneResult tune(const TuneOptions &o) {
+    const ArchSpec arch = load_arch(o.arch);
+    const SearchSpace space(make_problem(o.generator, o.params, arch));
+    std::optional<db::ScheduleStore> store;
+    if (!o.db_path.empty()) {
+        try {
+            store.emplace(db::ScheduleStore::open(o.db_path));
+        } catch (const db::DatabaseError &e) {
+            throw UserError(std::string("tune: ") + e.what());
+        }
+    }
+    Search search(o, space, store);
+    std::vector<std::thread> workers;
+    for (int i = 0; i < std::max(1, o.jobs); i++) {
+        workers.emplace_back([&search] { search.worker(); });
+    }
+    for (auto &w : workers) {
+        w.join();
+    }
+    return search.finish();
+}
+
+} // namespace tessel::sched

@@ -1,0 +1,82 @@
+#ifndef TESSEL_SCHEDULER_TUNER_H
+#define TESSEL_SCHEDULER_TUNER_H
+
+// The tuner (docs/tuner.md): seeds with the cost model's best candidates,
+// then evolves the best measured ones (mutations ranked by the cost model),
+// measuring each candidate with tessel::run (compile, simulate, verify against
+// Halide's CPU result) on `jobs` worker threads within a time budget. Every
+// measured candidate is recorded in the schedule database (origin "tuner");
+// a candidate that fails to compile or verify is recorded with its error and
+// never chosen. A second run on the same problem and database resumes: it
+// loads the measured schedule hashes and the best verified result and never
+// measures a schedule again.
+
+#include "scheduler/CostModel.h"
+#include "scheduler/SearchSpace.h"
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tessel::sched {
+
+struct Measurement {
+    Candidate candidate;
+    std::string schedule_json;  // canonical
+    std::string schedule_hash;
+    double predicted_cycles = 0;
+    bool verified = false;
+    int64_t cycles = 0;         // simulated
+    int64_t t_phys_cycles = 0;
+    double efficiency = 0;
+    std::string error;          // compile or verification failure
+    double at_seconds = 0;      // when it finished, from the start of the tuning run
+    bool from_database = false; // a result of an earlier run (resume)
+};
+
+struct TuneProgress {
+    int measured = 0;            // in this run
+    int failed = 0;
+    int skipped = 0;             // candidates already in the database
+    double best_efficiency = 0;  // over verified results (this run and the database)
+    int64_t best_cycles = 0;
+    double elapsed_s = 0, budget_s = 0;
+};
+
+struct TuneOptions {
+    std::string generator;
+    ParamMap params;             // overrides of the generator's defaults
+    std::string arch = "ascend-like";
+    double budget_s = 60;        // stop starting measurements after this
+    int jobs = 1;                // worker threads
+    uint64_t seed = 1;           // search randomness and the verification inputs
+    std::string db_path;         // "" = do not record (no resume)
+    int seed_candidates = 8;     // the cost model's best K measured first
+    int max_measurements = 0;    // > 0: stop after this many measurements in this run
+    bool random_search = false;  // uniform random legal candidates instead (the baseline)
+    std::function<void(const TuneProgress &)> on_progress; // after each measurement (any thread, serialised)
+    const std::atomic<bool> *cancel = nullptr;
+};
+
+struct TuneResult {
+    std::vector<Measurement> measured;     // this run, in completion order
+    std::vector<Measurement> previous;     // loaded from the database
+    std::optional<Measurement> best;       // the best verified (highest efficiency, then fewest cycles)
+    double best_found_at_s = 0;            // when this run found it (0 when it came from the database)
+    int skipped = 0;                       // candidates not measured because the database had them
+    int space_size = 0;                    // legal candidates enumerated
+    double elapsed_s = 0;
+    std::string db_error;                  // the first failure to record a result ("" = none)
+};
+
+/** Tunes; throws UserError for a bad generator, parameter, arch or database. */
+TuneResult tune(const TuneOptions &o);
+
+/** Whether `a` is a better verified result than `b` (efficiency, then cycles). */
+bool better(const Measurement &a, const Measurement &b);
+
+} // namespace tessel::sched
+
+#endif

@@ -1,0 +1,199 @@
+// tessel tune: search the legal schedules of a problem for the fastest verified
+// one (scheduler/Tuner.h, docs/tuner.md), recording every measured candidate in
+// the schedule database; prints a progress line and a final report that
+// compares the best schedule with the hand schedule from samples/ when there is one.
+#include "tools/Commands.h"
+
+#include "database/ScheduleStore.h"
+#include "dsl/Compile.h"
+#include "npu_target/common/Error.h"
+#include "scheduler/Tuner.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef TESSEL_SOURCE_DIR
+#define TESSEL_SOURCE_DIR "."
+#endif
+
+namespace tessel::cli {
+
+namespace {
+
+struct TuneCliOptions {
+    std::string generator, params, arch = "ascend-like", budget = "60s", db, out, hand;
+    std::string samples = std::string(TESSEL_SOURCE_DIR) + "/samples";
+    int jobs = 1, seeds = 8, max = 0;
+    uint64_t seed = 1;
+    bool random = false, no_db = false, quiet = false;
+};
+
+double parse_budget(const std::string &text) {
+    size_t used = 0;
+    double v = 0;
+    try {
+        v = std::stod(text, &used);
+    } catch (const std::exception &) {
+        throw UserError("--budget " + text + ": expected a duration such as 60s, 2m or 90");
+    }
+    const std::string unit = text.substr(used);
+    if (unit.empty() || unit == "s") {
+        return v;
+    }
+    if (unit == "m" || unit == "min") {
+        return v * 60;
+    }
+    if (unit == "h") {
+        return v * 3600;
+    }
+    throw UserError("--budget " + text + ": unknown unit '" + unit + "' (use s, m or h)");
+}
+
+bool file_exists(const std::string &path) {
+    struct stat st;
+    return stat(path.c_str(), &st) == 0;
+}
+
+// The hand schedules of samples/ for a problem (the best of them is the reference).
+std::vector<std::string> hand_schedules(const std::string &generator, const ParamMap &params, const std::string &arch,
+                                        const std::string &samples) {
+    std::vector<std::string> files;
+    if (generator == "gemm" && arch == "ascend-like") {
+        files = {"gemm/schedules/tiled_staged.json", "gemm/schedules/ascend_panel.json"};
+    } else if (generator == "gemm" && arch == "gemmini-like") {
+        files = {"gemm/schedules/gemmini_int8.json"};
+    } else if (generator == "elementwise" && arch == "ascend-like") {
+        auto op = params.find("op");
+        files = {op != params.end() && op->second == "add" ? "elementwise/schedules/add_staged.json"
+                                                           : "elementwise/schedules/chain_staged.json"};
+    }
+    std::vector<std::string> out;
+    for (const auto &f : files) {
+        if (file_exists(samples + "/" + f)) {
+            out.push_back(samples + "/" + f);
+        }
+    }
+    return out;
+}
+
+std::string fmt_eta(double s) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%d:%02d", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+    return buf;
+}
+
+int run_tune(const TuneCliOptions &o) {
+    sched::TuneOptions t;
+    t.generator = o.generator;
+    t.params = parse_params(o.params);
+    t.arch = o.arch;
+    t.budget_s = parse_budget(o.budget);
+    t.jobs = std::max(1, o.jobs);
+    t.seed = o.seed;
+    t.seed_candidates = o.seeds;
+    t.max_measurements = o.max;
+    t.random_search = o.random;
+    t.db_path = o.no_db ? "" : (o.db.empty() ? db::ScheduleStore::default_path() : o.db);
+    const bool tty = isatty(fileno(stderr));
+    if (!o.quiet) {
+        t.on_progress = [&](const sched::TuneProgress &p) {
+            std::fprintf(stderr, "%s[%5.1fs] measured %d (%d failed, %d skipped as measured before)  best efficiency %.3f (%lld cycles)  ETA %s%s",
+                         tty ? "\r" : "", p.elapsed_s, p.measured, p.failed, p.skipped, p.best_efficiency,
+                         static_cast<long long>(p.best_cycles), fmt_eta(std::max(0.0, p.budget_s - p.elapsed_s)).c_str(),
+                         tty ? "   " : "\n");
+            std::fflush(stderr);
+        };
+    }
+    std::printf("tessel tune: %s (%s) on %s, budget %.0f s, %d job%s, %s search%s%s\n", o.generator.c_str(),
+                o.params.c_str(), o.arch.c_str(), t.budget_s, t.jobs, t.jobs == 1 ? "" : "s",
+                o.random ? "random" : "model-seeded evolutionary", t.db_path.empty() ? "" : ", database ",
+                t.db_path.c_str());
+    std::fflush(stdout);
+    sched::TuneResult r = sched::tune(t);
+    if (!o.quiet && tty) {
+        std::fprintf(stderr, "\n");
+    }
+    int failed = 0;
+    for (const auto &m : r.measured) {
+        failed += m.verified ? 0 : 1;
+    }
+    std::printf("space: %d legal candidates; measured %zu in %.1f s (%d failed to compile or verify), %zu results "
+                "loaded from the database, %d candidates skipped as measured before\n",
+                r.space_size, r.measured.size(), r.elapsed_s, failed, r.previous.size(), r.skipped);
+    if (!r.db_error.empty()) {
+        std::printf("warning: recording in the database failed: %s\n", r.db_error.c_str());
+    }
+    if (!r.best) {
+        std::printf("no verified schedule found\n");
+        return 1;
+    }
+    const sched::Measurement &b = *r.best;
+    std::printf("best: %s  schedule %s\n  cycles %lld  physical limit %lld  efficiency %.3f  predicted %.0f  %s\n",
+                b.candidate.describe().c_str(), b.schedule_hash.c_str(), static_cast<long long>(b.cycles),
+                static_cast<long long>(b.t_phys_cycles), b.efficiency, b.predicted_cycles,
+                b.from_database ? "(from an earlier run)" : ("(found after " + std::to_string(b.at_seconds) + " s)").c_str());
+    std::vector<std::string> hands = o.hand.empty() ? hand_schedules(o.generator, parse_params(o.params), o.arch, o.samples)
+                                                    : std::vector<std::string>{o.hand};
+    double hand_eff = -1;
+    std::string hand_name;
+    for (const std::string &f : hands) {
+        CompileRequest req;
+        req.generator = o.generator;
+        req.params = t.params;
+        req.arch = o.arch;
+        req.schedule = load_schedule(f);
+        RunReport h = run(req, o.seed);
+        if (h.verified && h.efficiency && *h.efficiency > hand_eff) {
+            hand_eff = *h.efficiency;
+            hand_name = f + " (" + std::to_string(h.cycles.value_or(0)) + " cycles)";
+        }
+    }
+    if (hand_eff > 0) {
+        std::printf("hand schedule: %s  efficiency %.3f; tuned / hand = %.3f\n", hand_name.c_str(), hand_eff,
+                    b.efficiency / hand_eff);
+    } else {
+        std::printf("hand schedule: none for this problem\n");
+    }
+    std::printf("schedule JSON:\n%s", b.schedule_json.c_str());
+    if (!o.out.empty()) {
+        std::ofstream f(o.out);
+        if (!f) {
+            throw UserError("cannot write " + o.out);
+        }
+        f << b.schedule_json;
+        std::printf("wrote %s\n", o.out.c_str());
+    }
+    return 0;
+}
+
+} // namespace
+
+Command add_tune_command(CLI::App &root, GlobalOptions &) {
+    auto o = std::make_shared<TuneCliOptions>();
+    Command c;
+    c.app = root.add_subcommand("tune", "Search legal schedules for the fastest verified one (cost model + simulator), "
+                                        "recording every candidate in the schedule database");
+    c.app->add_option("-g,--generator", o->generator, "generator name (tessel list)")->required();
+    c.app->add_option("-p,--params", o->params, "generator parameters K=V,K=V");
+    c.app->add_option("--arch", o->arch, "NPU preset or ArchSpec JSON file")->capture_default_str();
+    c.app->add_option("--budget", o->budget, "time budget: 60s, 2m, ...")->capture_default_str();
+    c.app->add_option("--jobs", o->jobs, "measurements in parallel (worker threads)")->capture_default_str();
+    c.app->add_option("--db", o->db, "schedule database (default: $TESSEL_DB or $XDG_DATA_HOME/tessel/tessel.db)");
+    c.app->add_flag("--no-db", o->no_db, "do not record (and do not resume)");
+    c.app->add_option("--seed", o->seed, "search and verification seed")->capture_default_str();
+    c.app->add_option("--out", o->out, "write the best schedule JSON here");
+    c.app->add_option("--seeds", o->seeds, "measure the cost model's best K candidates first")->capture_default_str();
+    c.app->add_option("--max", o->max, "stop after this many measurements (0: budget only)")->capture_default_str();
+    c.app->add_flag("--random", o->random, "random search (the baseline) instead of the model-seeded search");
+    c.app->add_option("--hand", o->hand, "hand schedule to compare with (default: the samples' one for the problem)");
+    c.app->add_option("--samples", o->samples, "the samples directory")->capture_default_str();
+    c.app->add_flag("-q,--quiet", o->quiet, "no progress line");
+    c.run = [o] { return run_tune(*o); };
+    return c;
+}
+
+} // namespace tessel::cli
