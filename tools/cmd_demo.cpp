@@ -11,6 +11,7 @@
 #include "dsl/Compile.h"
 #include "dsl/HalidePipeline.h"
 #include "samples/gemm/GemmReference.h"
+#include "samples/gemm/GemmSchedules.h"
 
 #include <chrono>
 #include <iostream>
@@ -24,21 +25,6 @@ struct DemoOptions {
     uint64_t seed = 1;
 };
 
-// The demo's hand schedule for ascend-like (the same as samples/gemm/schedules/tiled_staged.json).
-ScheduleSpec demo_schedule() {
-    Schedule s;
-    s.func("C").tile("j", "i", "jo", "io", "ji", "ii", 128, 128).id("tile_C");
-    s.func("acc").compute_at("C", "jo").id("acc_at");
-    s.func("acc").update(0).split("k", "ko", "ki", 64).id("k_chunks");
-    s.func("acc").update(0).reorder({"j", "i", "ki", "ko"}).id("k_outer");
-    s.stage("A", "L1").at("acc", "ko").buffers(2).id("stage_A");
-    s.stage("B", "L1").at("acc", "ko").buffers(2).id("stage_B");
-    s.stage("A", "L0A").at("acc", "ko").buffers(2).id("stage_A0");
-    s.stage("B", "L0B").at("acc", "ko").buffers(2).id("stage_B0");
-    s.func("acc").accumulate_in("L0C", 2).id("acc_L0C");
-    s.func("acc").update(0).tensorize().id("mmad");
-    return s.spec();
-}
 } // namespace
 
 Command add_demo_command(CLI::App &root, GlobalOptions &) {
@@ -78,7 +64,7 @@ Command add_demo_command(CLI::App &root, GlobalOptions &) {
         req.generator = "gemm";
         req.params = params;
         req.arch = opts->arch;
-        req.schedule = demo_schedule();
+        req.schedule = gemm_ascend_tensorized(128, 128, 64); // = samples/gemm/schedules/tiled_staged.json
         RunReport rep = run(req, opts->seed);
         bool error = false;
         for (const auto &d : rep.diagnostics) {

@@ -4,6 +4,7 @@
 // the output is right; those lines are kept and not compared. After an
 // intended change, regenerate with TESSEL_UPDATE_GOLDEN=1 and review the diff.
 #include "dsl/Compile.h"
+#include "samples/gemm/GemmSchedules.h"
 
 #include <gtest/gtest.h>
 
@@ -51,21 +52,11 @@ void check_golden(const std::string &name, const std::string &text) {
 }
 
 CompileResult compile_small_gemm() {
-    Schedule s;
-    s.func("C").tile("j", "i", "jo", "io", "ji", "ii", 16, 16).id("tile_C");
-    s.func("acc").compute_at("C", "jo").id("acc_at");
-    s.func("acc").update(0).split("k", "ko", "ki", 16).id("k_chunks");
-    s.func("acc").update(0).reorder({"j", "i", "ki", "ko"}).id("k_outer");
-    s.stage("A", "L1").at("acc", "ko").buffers(2).id("stage_A");
-    s.stage("B", "L1").at("acc", "ko").buffers(2).id("stage_B");
-    s.stage("A", "L0A").at("acc", "ko").buffers(2).id("stage_A0");
-    s.stage("B", "L0B").at("acc", "ko").buffers(2).id("stage_B0");
-    s.func("acc").accumulate_in("L0C", 2).id("acc_L0C");
-    s.func("acc").update(0).tensorize().id("mmad");
+    ScheduleSpec s = gemm_ascend_tensorized(16, 16, 16);
     CompileRequest r;
     r.generator = "gemm";
     r.params = {{"M", "32"}, {"N", "32"}, {"K", "32"}, {"dtype", "fp16"}};
-    r.schedule = s.spec();
+    r.schedule = s;
     r.dump_after = "all";
     return compile(r);
 }
