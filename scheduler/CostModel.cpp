@@ -8,10 +8,12 @@ namespace tessel::sched {
 namespace {
 
 // Calibrated once against the simulator (docs/tuner.md): the vector-path GEMM
-// issues about 26 scalar instructions and keeps the vector unit about 3.4
-// cycles busy per 256-byte vector multiply-accumulate row; the scalar fallback
+// issues about 42 scalar instructions per (tile row, k) pair plus 2.6 per
+// vector row (tile_n / vector of them), and keeps the vector unit about 3.4
+// cycles busy per vector multiply-accumulate row; the scalar fallback
 // issues about 27 instructions per MAC besides its two GM loads.
-constexpr double kVectorPathScalarPerRow = 26.0;
+constexpr double kVectorPathScalarPerPair = 42.0;  // per (row of the tile, k) pair
+constexpr double kVectorPathScalarPerRow = 2.6;    // per vector row within a pair
 constexpr double kVectorPathVectorPerRow = 3.4;
 constexpr double kNaiveInstrPerMac = 27.0;
 // Scalar instructions around each DMA / matrix / vector instruction (flags, loop control).
@@ -32,7 +34,9 @@ struct PipeResult {
 
 // Iteration t of stage s starts after stage s-1's iteration t is visible, after
 // its own iteration t-1, and after stage s+1 released the copy it overwrites
-// (iteration t - buffers). Simulated for a window, extrapolated linearly.
+// (iteration t - buffers; a DMA releases its source when complete, latency
+// included, as the simulator's flags fire). Simulated for a window,
+// extrapolated linearly.
 PipeResult run_pipeline(const std::vector<Stage> &st, int64_t iters, int bar_iters) {
     PipeResult r;
     if (st.empty() || iters <= 0) {
@@ -48,7 +52,7 @@ PipeResult run_pipeline(const std::vector<Stage> &st, int64_t iters, int bar_ite
                 start = std::max(start, end[s - 1][t] + st[s - 1].lat);
             }
             if (s + 1 < n && t - st[s].buffers >= 0) {
-                start = std::max(start, end[s + 1][t - st[s].buffers]);
+                start = std::max(start, end[s + 1][t - st[s].buffers] + st[s + 1].lat);
             }
             end[s][t] = start + st[s].t;
             if (t < bar_iters) {
@@ -118,9 +122,18 @@ double dma_cycles(const ArchSpec &a, const std::string &src, const std::string &
     return cycles + static_cast<double>(e->setup_cycles * std::max<int64_t>(1, descriptors));
 }
 
-double dma_latency(const ArchSpec &a, const std::string &src, const std::string &dst) {
+// Data is visible `latency` after a DMA, or the L2 latency when every byte read
+// was an L2 hit: a chunk read before (fraction `reread`) is all hits.
+double dma_latency(const ArchSpec &a, const std::string &src, const std::string &dst, double reread = 0) {
     const DmaEngine *e = a.engine_for(src, dst);
-    return e ? e->latency : 0;
+    if (!e) {
+        return 0;
+    }
+    const MemoryLevel *ls = a.find_level(src);
+    if (ls && ls->off_chip && a.chip.l2_bytes > 0 && a.chip.l2_latency > 0 && a.chip.l2_latency < e->latency) {
+        return reread * a.chip.l2_latency + (1 - reread) * e->latency;
+    }
+    return e->latency;
 }
 
 std::string dma_pipe(const ArchSpec &a, const std::string &src, const std::string &dst) {
@@ -192,13 +205,16 @@ Prediction predict_gemm(const SearchSpace &space, const Candidate &c, int bar_it
     std::string wb_src;
     if (c.path == Path::Vector) {
         const std::string &ub = a.vector.level;
-        Stage load{"load A,B chunks (GM->" + ub + ")", dma_pipe(a, "GM", ub), 0, dma_latency(a, "GM", ub), c.op_buffers};
+        Stage load{"load A,B chunks (GM->" + ub + ")", dma_pipe(a, "GM", ub), 0,
+                   dma_latency(a, "GM", ub, std::min(a_reread, b_reread)), c.op_buffers};
         load.t = dma_cycles(a, "GM", ub, c.tile_m, c.k_chunk * sa, p.K * sa, a_reread, c.cores) +
                  dma_cycles(a, "GM", ub, c.k_chunk, c.tile_n * sa, p.N * sa, b_reread, c.cores);
         const double rows = static_cast<double>(c.tile_m) * c.k_chunk * (c.tile_n / c.vector);
         const double reps = std::ceil(static_cast<double>(c.vector) * sacc / a.vector.bytes_per_repeat);
         Stage vec{"vector multiply-add", a.vector.pipe, rows * reps * kVectorPathVectorPerRow, 0, 1};
-        Stage issue{"scalar issue", a.scalar.pipe, rows * kVectorPathScalarPerRow * a.scalar.issue_cycles, 0, 1};
+        const double pairs = static_cast<double>(c.tile_m) * c.k_chunk;
+        Stage issue{"scalar issue", a.scalar.pipe,
+                    (pairs * kVectorPathScalarPerPair + rows * kVectorPathScalarPerRow) * a.scalar.issue_cycles, 0, 1};
         inner = {load, issue.t > vec.t ? issue : vec};
         wb_src = ub;
     } else {
@@ -207,7 +223,8 @@ Prediction predict_gemm(const SearchSpace &space, const Candidate &c, int bar_it
         const std::string first_a = c.via_mid ? space.mid_level() : mu.a_level;
         const std::string first_b = c.via_mid ? space.mid_level() : mu.b_level;
         Stage load{"load " + std::string(c.a_panel ? "B" : "A,B") + " chunk (GM->" + first_b + ")",
-                   dma_pipe(a, "GM", first_b), 0, dma_latency(a, "GM", first_b),
+                   dma_pipe(a, "GM", first_b), 0,
+                   dma_latency(a, "GM", first_b, c.a_panel ? b_reread : std::min(a_reread, b_reread)),
                    c.via_mid ? c.mid_buffers : c.op_buffers};
         load.t = dma_cycles(a, "GM", first_b, c.k_chunk, c.tile_n * sa, p.N * sa, b_reread, c.cores);
         if (!c.a_panel) {

@@ -11,9 +11,9 @@
 // misalignment as the simulator charges them). Stages overlap as far as the
 // buffer counts allow: iteration t of a stage starts after the producer's
 // iteration t is visible (end + latency), after its own iteration t-1, and,
-// when it writes a buffer with b copies, after the consumer finished
-// iteration t-b. With two buffers everywhere this is the max of the stage
-// times plus one pipeline fill; with one buffer it is their sum.
+// when it writes a buffer with b copies, after the consumer completed
+// iteration t-b (latency included). With two buffers everywhere this is the
+// max of the stage times plus one pipeline fill; with one buffer, their sum.
 
 #include "scheduler/SearchSpace.h"
 

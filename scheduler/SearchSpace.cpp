@@ -512,8 +512,9 @@ ScheduleSpec SearchSpace::to_spec(const Candidate &c) const {
             }
             s.stage("B", mid_).at("acc", "ko").buffers(c.mid_buffers).id("stage_B");
         }
-        s.stage("A", mu.a_level).at("acc", "ko").buffers(c.op_buffers).id("stage_A0");
-        s.stage("B", mu.b_level).at("acc", "ko").buffers(c.op_buffers).id("stage_B0");
+        const std::string suffix = c.via_mid ? "0" : ""; // the hand schedules' ids
+        s.stage("A", mu.a_level).at("acc", "ko").buffers(c.op_buffers).id("stage_A" + suffix);
+        s.stage("B", mu.b_level).at("acc", "ko").buffers(c.op_buffers).id("stage_B" + suffix);
         s.func("acc").accumulate_in(mu.c_level, c.acc_buffers).id("acc_" + mu.c_level);
         s.func("acc").update(0).tensorize().id("mmad");
     }

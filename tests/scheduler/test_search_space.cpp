@@ -1,0 +1,181 @@
+// The search space: only legal schedules (sampled candidates compile and verify
+// through the facade), footprints within every level, the rules that exclude
+// candidates, and the hand schedules of samples/ inside the space.
+#include "dsl/Compile.h"
+#include "npu_target/common/Error.h"
+#include "scheduler/SearchSpace.h"
+#include "tests/scheduler/SchedTestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <set>
+#include <thread>
+
+using namespace tessel;
+using namespace tessel::sched;
+
+namespace {
+
+// Draws `count` distinct candidates (a few of each path), runs them all through
+// tessel::run on two threads and expects each to compile and verify.
+void expect_sample_verifies(const std::string &generator, const ParamMap &params, const std::string &arch, int count,
+                            uint64_t seed) {
+    SearchSpace space = test::space_for(generator, params, arch);
+    std::mt19937_64 rng(seed);
+    std::vector<Candidate> picks;
+    std::set<Candidate> seen;
+    for (int i = 0; static_cast<int>(picks.size()) < count && i < 1000; i++) {
+        Candidate c = space.random(rng);
+        if (c.path != Path::Naive && seen.insert(c).second) {
+            picks.push_back(c);
+        }
+    }
+    ASSERT_EQ(static_cast<int>(picks.size()), count);
+    std::vector<std::string> failures(picks.size());
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+        for (size_t i = next++; i < picks.size(); i = next++) {
+            CompileRequest req;
+            req.generator = generator;
+            req.params = space.problem().params;
+            req.arch = arch;
+            req.schedule = space.to_spec(picks[i]);
+            RunReport r = run(req, seed + i);
+            for (const Diagnostic &d : r.diagnostics) {
+                if (d.severity == Diagnostic::Error) {
+                    failures[i] += d.message + "\n";
+                }
+            }
+            if (!r.verified) {
+                failures[i] += "not verified: " + r.comparison;
+            }
+        }
+    };
+    std::thread t1(work), t2(work);
+    t1.join();
+    t2.join();
+    for (size_t i = 0; i < picks.size(); i++) {
+        EXPECT_TRUE(failures[i].empty()) << picks[i].describe() << " (seed " << seed << ")\n"
+                                         << schedule_to_json(space.to_spec(picks[i])) << failures[i];
+    }
+}
+
+} // namespace
+
+TEST(SearchSpace, EveryEnumeratedCandidateIsLegalAndFits) {
+    for (const char *arch : {"ascend-like", "gemmini-like"}) {
+        ParamMap p = {{"M", "64"}, {"N", "64"}, {"K", "128"}, {"dtype", "int8"}};
+        SearchSpace space = test::space_for("gemm", p, arch);
+        std::vector<Candidate> all = space.enumerate();
+        ASSERT_GT(all.size(), 20u) << arch;
+        std::set<std::string> hashes;
+        for (const Candidate &c : all) {
+            std::string why;
+            EXPECT_TRUE(space.legal(c, &why)) << c.describe() << ": " << why;
+            for (const auto &[level, bytes] : space.footprint(c)) {
+                EXPECT_LE(static_cast<uint64_t>(bytes), space.problem().arch.find_level(level)->size_bytes)
+                    << c.describe() << " in " << level;
+            }
+            hashes.insert(schedule_hash(space.to_spec(c)));
+        }
+        EXPECT_EQ(hashes.size(), all.size()) << "two candidates give the same schedule on " << arch;
+    }
+}
+
+TEST(SearchSpace, RulesExcludeIllegalChoices) {
+    SearchSpace space = test::space_for("gemm", {{"M", "256"}, {"N", "256"}, {"K", "256"}}, "ascend-like");
+    EXPECT_EQ(space.mid_level(), "L1");
+    Candidate c;
+    c.path = Path::Matrix;
+    c.tile_m = 128, c.tile_n = 128, c.k_chunk = 64, c.via_mid = true, c.mid_buffers = 2, c.op_buffers = 2;
+    c.acc_buffers = 2;
+    std::string why;
+    EXPECT_TRUE(space.legal(c, &why)) << why;
+    // 256x256 fp32 accumulators: 256 KiB x 1 > L0C's 128 KiB.
+    Candidate big = c;
+    big.tile_m = 256, big.tile_n = 256, big.acc_buffers = 1;
+    EXPECT_FALSE(space.legal(big, &why));
+    EXPECT_NE(why.find("L0C needs 262144 bytes"), std::string::npos) << why;
+    Candidate odd = c;
+    odd.tile_n = 96; // does not divide 256
+    EXPECT_FALSE(space.legal(odd, &why));
+    Candidate cores = c;
+    cores.cores = 64; // the chip has 24
+    EXPECT_FALSE(space.legal(cores, &why));
+    EXPECT_NE(why.find("chip has 24"), std::string::npos) << why;
+    Candidate direct = c;
+    direct.via_mid = false; // ascend-like goes through L1
+    EXPECT_FALSE(space.legal(direct, &why));
+
+    // gemmini-like: GM -> SPAD directly, one core, int8 only on the matrix unit.
+    SearchSpace g = test::space_for("gemm", {{"M", "128"}, {"N", "128"}, {"K", "128"}, {"dtype", "int8"}}, "gemmini-like");
+    EXPECT_EQ(g.mid_level(), "");
+    for (const Candidate &x : g.enumerate()) {
+        EXPECT_FALSE(x.via_mid);
+        EXPECT_EQ(x.cores, 1);
+        EXPECT_NE(x.path, Path::Vector) << "the vector level of gemmini-like is the accumulator";
+    }
+    SearchSpace g16 = test::space_for("gemm", {{"M", "64"}, {"N", "64"}, {"K", "64"}, {"dtype", "int16"}}, "gemmini-like");
+    for (const Candidate &x : g16.enumerate()) {
+        EXPECT_NE(x.path, Path::Matrix) << "the matrix unit of gemmini-like takes int8 only";
+    }
+    EXPECT_THROW(make_problem("softmax", {}, load_arch("ascend-like")), UserError);
+}
+
+TEST(SearchSpace, HandSchedulesAreInTheSpace) {
+    const std::string dir = test::source_dir() + "/samples/";
+    struct Case {
+        std::string generator, arch, file;
+        ParamMap params;
+        Candidate c;
+    };
+    Candidate staged;
+    staged.tile_m = 128, staged.tile_n = 128, staged.k_chunk = 64, staged.via_mid = true, staged.mid_buffers = 2;
+    staged.op_buffers = 2, staged.acc_buffers = 2;
+    Candidate panel = staged;
+    panel.k_chunk = 128, panel.a_panel = true;
+    Candidate gemmini;
+    gemmini.tile_m = 64, gemmini.tile_n = 128, gemmini.k_chunk = 128, gemmini.op_buffers = 2, gemmini.acc_buffers = 2;
+    Candidate add;
+    add.path = Path::Vector, add.tile_n = 16384, add.op_buffers = 2, add.vector = 128;
+    const std::vector<Case> cases = {
+        {"gemm", "ascend-like", "gemm/schedules/tiled_staged.json", {{"M", "256"}, {"N", "256"}, {"K", "256"}}, staged},
+        {"gemm", "ascend-like", "gemm/schedules/ascend_panel.json", {{"M", "1024"}, {"N", "1024"}, {"K", "1024"}}, panel},
+        {"gemm", "gemmini-like", "gemm/schedules/gemmini_int8.json",
+         {{"M", "512"}, {"N", "512"}, {"K", "512"}, {"dtype", "int8"}}, gemmini},
+        {"elementwise", "ascend-like", "elementwise/schedules/add_staged.json",
+         {{"N", "262144"}, {"op", "add"}}, add},
+    };
+    for (const Case &k : cases) {
+        SearchSpace space = test::space_for(k.generator, k.params, k.arch);
+        std::string why;
+        EXPECT_TRUE(space.legal(k.c, &why)) << k.file << ": " << why;
+        EXPECT_EQ(schedule_to_json(space.to_spec(k.c)), schedule_to_json(load_schedule(dir + k.file))) << k.file;
+        std::vector<Candidate> all = space.enumerate();
+        EXPECT_NE(std::find(all.begin(), all.end(), k.c), all.end()) << k.file << " not enumerated";
+    }
+}
+
+TEST(SearchSpace, MutationsStayLegalAndChange) {
+    SearchSpace space = test::space_for("gemm", {{"M", "256"}, {"N", "256"}, {"K", "256"}}, "ascend-like");
+    std::mt19937_64 rng(7);
+    Candidate c = space.random(rng);
+    for (int i = 0; i < 300; i++) {
+        Candidate m = space.mutate(c, rng);
+        std::string why;
+        ASSERT_TRUE(space.legal(m, &why)) << m.describe() << ": " << why;
+        EXPECT_NE(m, c);
+        c = m;
+    }
+}
+
+TEST(SearchSpace, SampledGemmSchedulesCompileAndVerify) {
+    expect_sample_verifies("gemm", {{"M", "64"}, {"N", "64"}, {"K", "64"}, {"dtype", "fp16"}}, "ascend-like", 14, 11);
+    expect_sample_verifies("gemm", {{"M", "64"}, {"N", "64"}, {"K", "128"}, {"dtype", "int8"}}, "gemmini-like", 6, 12);
+}
+
+TEST(SearchSpace, SampledElementwiseSchedulesCompileAndVerify) {
+    expect_sample_verifies("elementwise", {{"N", "16384"}, {"op", "chain"}}, "ascend-like", 10, 13);
+    expect_sample_verifies("elementwise", {{"N", "16384"}, {"op", "add"}}, "ascend-like", 10, 14);
+}
