@@ -11,7 +11,8 @@
 #
 # The caller provides TESSEL_EXECUTABLE (the `tessel` program or its target)
 # and TESSEL_RUNTIME_TARGET (the runtime library target); TesselConfig.cmake
-# sets both to Tessel::tessel and Tessel::runtime.
+# sets both to Tessel::tessel and Tessel::runtime. TESSEL_RUNTIME_INCLUDE_DIR
+# (optional) is where tessel_runtime.h is when the runtime target does not say.
 function(tessel_add_kernel_library NAME)
   cmake_parse_arguments(ARG "" "MANIFEST;GENERATOR;KERNEL;PARAMS;SCHEDULE;ARCH;DB;SEED" "" ${ARGN})
   if(ARG_UNPARSED_ARGUMENTS)
@@ -90,7 +91,7 @@ function(tessel_add_kernel_library NAME)
   find_package(Threads REQUIRED)
   set_target_properties(${NAME} PROPERTIES
     IMPORTED_LOCATION "${out}/lib${NAME}.a"
-    INTERFACE_INCLUDE_DIRECTORIES "${out}"
+    INTERFACE_INCLUDE_DIRECTORIES "${out};${TESSEL_RUNTIME_INCLUDE_DIR}"
     INTERFACE_LINK_LIBRARIES "${TESSEL_RUNTIME_TARGET};Halide::Runtime;Threads::Threads;${CMAKE_DL_LIBS}")
   add_dependencies(${NAME} ${NAME}.tessel_export)
 endfunction()

@@ -171,7 +171,8 @@ ExportedKernel export_kernel(const KernelEntry &k, const ExportOptions &opt, con
     out.schedule_hash = r.schedule_hash;
     out.schedule_json = r.json_text;
     out.args = r.program.args;
-    for (const auto &a : out.args) {
+    for (auto &a : out.args) {
+        a.name = a.name.substr(0, a.name.find('$')); // Halide numbers repeated names per process: C, C$3, ...
         if (a.shape.size() > 4 || !is_c_identifier(a.name)) {
             user_error(who, ": argument '", a.name, "' (", describe_arg(a),
                        ") cannot be exported: names must be C identifiers and ranks at most 4");

@@ -30,7 +30,7 @@ void compile_host_entry(const std::string &generator, const ParamMap &params, co
     for (const auto &name : arg_order) {
         bool found = false;
         for (const auto &in : p.inputs) {
-            if (in.name == name) {
+            if (in.name.substr(0, in.name.find('$')) == name) {
                 args.emplace_back(in.name, Halide::Argument::InputBuffer, halide_type(in.dtype),
                                   static_cast<int>(in.shape.size()), Halide::ArgumentEstimates{});
                 found = true;
