@@ -1,6 +1,7 @@
-# tessel_add_kernel_library(NAME MANIFEST kernels.json [DB file] [SEED n])
+# tessel_add_kernel_library(NAME MANIFEST kernels.json [DB file] [SEED n] [HOST_TARGET t])
 # tessel_add_kernel_library(NAME GENERATOR gen [KERNEL kname] [PARAMS "K=V,..."]
-#                           [SCHEDULE file.json|best] [ARCH preset|file] [DB file] [SEED n])
+#                           [SCHEDULE file.json|best] [ARCH preset|file] [DB file] [SEED n]
+#                           [HOST_TARGET halide-target])
 #
 # Runs `tessel export` at build time (like Halide's add_halide_library) and
 # gives a static library target NAME: link it and include "NAME.h". The kernel
@@ -14,7 +15,7 @@
 # sets both to Tessel::tessel and Tessel::runtime. TESSEL_RUNTIME_INCLUDE_DIR
 # (optional) is where tessel_runtime.h is when the runtime target does not say.
 function(tessel_add_kernel_library NAME)
-  cmake_parse_arguments(ARG "" "MANIFEST;GENERATOR;KERNEL;PARAMS;SCHEDULE;ARCH;DB;SEED" "" ${ARGN})
+  cmake_parse_arguments(ARG "" "MANIFEST;GENERATOR;KERNEL;PARAMS;SCHEDULE;ARCH;DB;SEED;HOST_TARGET" "" ${ARGN})
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "tessel_add_kernel_library(${NAME}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif()
@@ -79,6 +80,9 @@ function(tessel_add_kernel_library NAME)
   endif()
   if(ARG_SEED)
     list(APPEND extra --seed "${ARG_SEED}")
+  endif()
+  if(ARG_HOST_TARGET)
+    list(APPEND extra --host-target "${ARG_HOST_TARGET}")
   endif()
   set(outputs "${out}/lib${NAME}.a" "${out}/${NAME}.h" "${out}/manifest.json")
   add_custom_command(OUTPUT ${outputs}

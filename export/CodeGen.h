@@ -35,7 +35,9 @@ struct ExportedKernel {
 };
 
 std::string generate_source(const std::string &library, const std::vector<ExportedKernel> &kernels);
-std::string generate_header(const std::string &library, const std::vector<ExportedKernel> &kernels);
+/** `host_target`: the Halide target the NAME_cpu functions were compiled for. */
+std::string generate_header(const std::string &library, const std::string &host_target,
+                            const std::vector<ExportedKernel> &kernels);
 
 /** "int8 [64 x 32]" (shape innermost first, as Halide's dimensions). */
 std::string describe_arg(const isa::ArgDesc &a);

@@ -126,7 +126,8 @@ ScheduleSpec best_schedule(const KernelEntry &k, const ParamMap &params, const A
     }
 }
 
-ExportedKernel export_kernel(const KernelEntry &k, const ExportOptions &opt, const fs::path &work) {
+ExportedKernel export_kernel(const KernelEntry &k, const ExportOptions &opt, const std::string &host,
+                             const fs::path &work) {
     const std::string who = "kernel '" + k.name + "'";
     ExportedKernel out;
     out.name = k.name;
@@ -196,7 +197,8 @@ ExportedKernel export_kernel(const KernelEntry &k, const ExportOptions &opt, con
         order.push_back(a.name);
     }
     try {
-        compile_host_entry(k.generator, out.params, order, k.name + "_cpu", (work / (k.name + "_cpu.o")).string());
+        compile_host_entry(k.generator, out.params, order, k.name + "_cpu", (work / (k.name + "_cpu.o")).string(),
+                           host);
     } catch (const UserError &e) {
         user_error(who, ": ", e.what());
     }
@@ -209,7 +211,7 @@ nlohmann::ordered_json manifest_json(const ExportResult &res) {
     j["abi_version"] = kAbiVersion;
     j["static_library"] = fs::path(res.static_library).filename().string();
     j["header"] = fs::path(res.header).filename().string();
-    j["host_target"] = host_target_text();
+    j["host_target"] = res.host_target;
     j["kernels"] = nlohmann::ordered_json::array();
     for (const auto &k : res.kernels) {
         nlohmann::ordered_json e;
@@ -252,12 +254,13 @@ ExportResult export_library(const ExportOptions &opt) {
     if (!is_c_identifier(res.library)) {
         user_error("the library name '", res.library, "' must be a C identifier");
     }
+    res.host_target = resolve_host_target(opt.host_target);
     fs::path dir = opt.out_dir;
     fs::path work = dir / (res.library + ".build");
     fs::create_directories(work);
     for (const auto &k : m.kernels) {
         log("kernel " + k.name + ": " + k.generator + " on " + k.arch);
-        res.kernels.push_back(export_kernel(k, opt, work));
+        res.kernels.push_back(export_kernel(k, opt, res.host_target, work));
         const auto &e = res.kernels.back();
         log("  schedule " + e.schedule_hash + ", verified (seed " + std::to_string(e.seed) + "), " +
             std::to_string(e.cycles) + " cycles, program " + std::to_string(e.binary.size()) + " bytes");
@@ -267,10 +270,10 @@ ExportResult export_library(const ExportOptions &opt) {
         objects.push_back((work / (k.name + "_cpu.o")).string());
     }
     objects.push_back((work / "halide_runtime.o").string());
-    compile_host_runtime(objects.back());
+    compile_host_runtime(objects.back(), res.host_target);
 
     res.header = (dir / (res.library + ".h")).string();
-    write_file(res.header, generate_header(res.library, res.kernels));
+    write_file(res.header, generate_header(res.library, res.host_target, res.kernels));
     const fs::path src = work / (res.library + "_npu.cpp");
     write_file(src, generate_source(res.library, res.kernels));
     const std::string cxx = opt.cxx.empty() ? env_or("CXX", TESSEL_CXX_COMPILER) : opt.cxx;

@@ -21,6 +21,7 @@ struct ExportOptions {
     std::string library;      // overrides the manifest's "library"; one of them is required
     std::string db;           // database for "best" ("" = ScheduleStore::default_path())
     uint64_t seed = 1;        // verification inputs
+    std::string host_target;  // Halide target of the NAME_cpu code ("" = this machine's features)
     std::string cxx;          // C++ compiler ("" = $CXX, else the one Tessel was built with)
     std::string ar;           // archiver ("" = $AR, else the one Tessel was built with)
     std::vector<std::string> include_dirs; // extra -I for the generated source
@@ -29,6 +30,7 @@ struct ExportOptions {
 
 struct ExportResult {
     std::string library;
+    std::string host_target;    // the Halide target NAME_cpu was compiled for
     std::string static_library; // DIR/libNAME.a
     std::string header;         // DIR/NAME.h
     std::string manifest;       // DIR/manifest.json

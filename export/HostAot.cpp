@@ -8,18 +8,22 @@ namespace tessel::exporter {
 
 namespace {
 
-Halide::Target aot_target() {
-    Halide::Target t = host_target();
-    t = t.without_feature(Halide::Target::JIT);
-    return t;
+Halide::Target aot_target(const std::string &text) {
+    Halide::Target t = text.empty() ? host_target() : Halide::Target(text);
+    return t.without_feature(Halide::Target::JIT);
 }
 
 } // namespace
 
-std::string host_target_text() { return aot_target().to_string(); }
+std::string resolve_host_target(const std::string &requested) {
+    if (!requested.empty() && !Halide::Target::validate_target_string(requested)) {
+        user_error("--host-target '", requested, "' is not a Halide target (e.g. x86-64-linux-avx2)");
+    }
+    return aot_target(requested).to_string();
+}
 
 void compile_host_entry(const std::string &generator, const ParamMap &params, const std::vector<std::string> &arg_order,
-                        const std::string &fn_name, const std::string &object_path) {
+                        const std::string &fn_name, const std::string &object_path, const std::string &target) {
     HalidePipeline p = build_halide_pipeline(generator, params);
     std::vector<Halide::Argument> args;
     std::vector<std::string> outputs;
@@ -46,7 +50,7 @@ void compile_host_entry(const std::string &generator, const ParamMap &params, co
             next_output++;
         }
     }
-    Halide::Target t = aot_target().with_feature(Halide::Target::NoRuntime);
+    Halide::Target t = aot_target(target).with_feature(Halide::Target::NoRuntime);
     try {
         p.pipeline.compile_to({{Halide::OutputFileType::object, object_path}}, args, fn_name, t);
     } catch (const Halide::Error &e) {
@@ -54,11 +58,11 @@ void compile_host_entry(const std::string &generator, const ParamMap &params, co
     }
 }
 
-void compile_host_runtime(const std::string &object_path) {
+void compile_host_runtime(const std::string &object_path, const std::string &target) {
     try {
-        Halide::compile_standalone_runtime(object_path, aot_target());
+        Halide::compile_standalone_runtime(object_path, aot_target(target));
     } catch (const Halide::Error &e) {
-        user_error("compiling Halide's runtime for ", aot_target().to_string(), " failed: ", e.what());
+        user_error("compiling Halide's runtime for ", target, " failed: ", e.what());
     }
 }
 

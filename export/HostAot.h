@@ -17,13 +17,15 @@ namespace tessel::exporter {
  * `int fn_name(halide_buffer_t *...)` with the buffers in `arg_order` (input
  * names, then output names, as the NPU program orders them). Throws UserError. */
 void compile_host_entry(const std::string &generator, const ParamMap &params, const std::vector<std::string> &arg_order,
-                        const std::string &fn_name, const std::string &object_path);
+                        const std::string &fn_name, const std::string &object_path, const std::string &target);
 
-/** Halide's runtime for the host target, as one object file. */
-void compile_host_runtime(const std::string &object_path);
+/** Halide's runtime for `target`, as one object file. */
+void compile_host_runtime(const std::string &object_path, const std::string &target);
 
-/** The host target used for both (host_target() without JIT), as text. */
-std::string host_target_text();
+/** The host target both use: `requested` (a Halide target string such as
+ * x86-64-linux-avx2) checked, else host_target() (this machine's features);
+ * without JIT. Throws UserError for a target Halide does not know. */
+std::string resolve_host_target(const std::string &requested);
 
 } // namespace tessel::exporter
 

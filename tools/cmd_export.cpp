@@ -21,6 +21,8 @@ Command add_export_command(CLI::App &root, GlobalOptions &) {
     c.app->add_option("--db", o->db, "schedule database for \"schedule\": \"best\" (default: $TESSEL_DB, else "
                                      "$XDG_DATA_HOME/tessel/tessel.db)");
     c.app->add_option("--seed", o->seed, "random seed of the verification inputs")->capture_default_str();
+    c.app->add_option("--host-target", o->host_target,
+                      "Halide target of the NAME_cpu code, e.g. x86-64-linux-avx2 (default: this machine's features)");
     c.app->add_option("--cxx", o->cxx, "C++ compiler for the generated launcher (default: $CXX, else Tessel's)");
     c.app->add_option("--ar", o->ar, "archiver (default: $AR, else Tessel's)");
     c.app->add_option("-I,--include-dir", o->include_dirs, "extra include folder for the generated source");

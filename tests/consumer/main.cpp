@@ -1,8 +1,10 @@
 // The consumer of an exported kernel library: calls the NPU and the host CPU
-// entry points of GEMM (int8 64^3) and softmax (fp32 16x128) on random inputs
+// entry points of GEMM (int8 64^3 and 32^3, two libraries) and softmax (fp32
+// 16x128) on random inputs
 // and checks both against plain C++ references. Exit 0 when everything
 // matches, 1 otherwise (each failure printed).
 
+#include "consumer_gemm32.h"
 #include "consumer_kernels.h"
 
 #include "HalideBuffer.h"
@@ -106,6 +108,18 @@ int main() {
     check(s == TESSEL_ERROR_INVALID_ARGUMENT && msg.find("gemm64: argument A") != std::string::npos &&
               msg.find("[64 x 64]") != std::string::npos,
           "gemm64 refuses an input of the wrong shape, naming it");
+
+    Buffer<int8_t> a32(32, 32), b32(32, 32);
+    a32.for_each_value([&](int8_t &v) { v = int8_t(i8(rng)); });
+    b32.for_each_value([&](int8_t &v) { v = int8_t(i8(rng)); });
+    Buffer<int32_t> c32_npu(32, 32), c32_cpu(32, 32);
+    c32_npu.fill(-1);
+    c32_cpu.fill(-1);
+    check(gemm32(dev, a32.raw_buffer(), b32.raw_buffer(), c32_npu.raw_buffer()) == TESSEL_OK &&
+              gemm_matches(a32, b32, c32_npu),
+          "gemm32 (second library, inline arguments) on the NPU equals the reference");
+    check(gemm32_cpu(a32.raw_buffer(), b32.raw_buffer(), c32_cpu.raw_buffer()) == 0 && gemm_matches(a32, b32, c32_cpu),
+          "gemm32_cpu equals the reference");
 
     Buffer<float> in(128, 16), out_npu(128, 16), out_cpu(128, 16);
     std::uniform_real_distribution<float> f(-4.0f, 4.0f);
