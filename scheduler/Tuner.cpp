@@ -186,13 +186,8 @@ private:
         m.schedule_json = schedule_to_json(spec);
         m.schedule_hash = schedule_hash(spec);
         m.predicted_cycles = predict(space_, c).cycles;
-        CompileRequest req;
-        req.generator = o_.generator;
-        req.params = space_.problem().params;
-        req.arch = o_.arch;
-        req.schedule = spec;
         try {
-            RunReport r = run(req, o_.seed);
+            RunReport r = run(request_for(space_, c, o_.arch), o_.seed);
             m.verified = r.verified && r.cycles.has_value();
             m.cycles = r.cycles.value_or(0);
             m.t_phys_cycles = r.t_phys_cycles.value_or(0);
@@ -292,6 +287,15 @@ public:
 };
 
 } // namespace
+
+CompileRequest request_for(const SearchSpace &space, const Candidate &c, const std::string &arch) {
+    CompileRequest req;
+    req.generator = space.problem().generator;
+    req.params = space.problem().params;
+    req.arch = arch;
+    req.schedule = space.to_spec(c);
+    return req;
+}
 
 bool better(const Measurement &a, const Measurement &b) {
     if (a.verified != b.verified) {

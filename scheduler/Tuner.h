@@ -11,6 +11,7 @@
 // loads the measured schedule hashes and the best verified result and never
 // measures a schedule again.
 
+#include "dsl/Compile.h"
 #include "scheduler/CostModel.h"
 #include "scheduler/SearchSpace.h"
 
@@ -73,6 +74,10 @@ struct TuneResult {
 
 /** Tunes; throws UserError for a bad generator, parameter, arch or database. */
 TuneResult tune(const TuneOptions &o);
+
+/** The compile-facade request that measures `c`: the problem's generator and
+ * resolved parameters, `arch` (the preset name or file the problem came from). */
+CompileRequest request_for(const SearchSpace &space, const Candidate &c, const std::string &arch);
 
 /** Whether `a` is a better verified result than `b` (efficiency, then cycles). */
 bool better(const Measurement &a, const Measurement &b);

@@ -6,7 +6,7 @@
 //
 //   tessel_bench_cost_model -g gemm -p M=256,N=256,K=256,dtype=fp16 --arch ascend-like -n 200 --jobs 2
 #include "dsl/Compile.h"
-#include "scheduler/CostModel.h"
+#include "scheduler/Tuner.h"
 
 #include <CLI/CLI.hpp>
 
@@ -65,6 +65,7 @@ int main(int argc, char **argv) {
     int n = 200, jobs = 1;
     uint64_t seed = 1;
     bool verbose = false;
+    std::string only;
     app.add_option("-g", generator);
     app.add_option("-p", params);
     app.add_option("--arch", arch);
@@ -72,6 +73,7 @@ int main(int argc, char **argv) {
     app.add_option("--jobs", jobs);
     app.add_option("--seed", seed);
     app.add_flag("-v", verbose, "one line per candidate");
+    app.add_option("--only", only, "only candidates of this path (matrix, vector)");
     CLI11_PARSE(app, argc, argv);
 
     const SearchSpace space(make_problem(generator, parse_params(params), load_arch(arch)));
@@ -80,8 +82,8 @@ int main(int argc, char **argv) {
     std::set<Candidate> seen;
     for (int attempt = 0; static_cast<int>(cands.size()) < n && attempt < 100 * n; attempt++) {
         Candidate c = space.random(rng);
-        if (c.path == Path::Naive) {
-            continue; // hours of simulated scalar code; it is predicted, not measured
+        if (c.path == Path::Naive || (!only.empty() && only != path_name(c.path))) {
+            continue; // naive: hours of simulated scalar code; it is predicted, not measured
         }
         if (seen.insert(c).second) {
             cands.push_back(c);
@@ -97,13 +99,8 @@ int main(int argc, char **argv) {
     const auto t0 = std::chrono::steady_clock::now();
     auto work = [&] {
         for (size_t i = next++; i < cands.size(); i = next++) {
-            CompileRequest req;
-            req.generator = generator;
-            req.params = space.problem().params;
-            req.arch = arch;
-            req.schedule = space.to_spec(cands[i]);
             rows[i].pred = predict(space, cands[i]).cycles;
-            RunReport r = run(req, seed);
+            RunReport r = run(request_for(space, cands[i], arch), seed);
             rows[i].ok = r.verified && r.cycles;
             rows[i].sim = static_cast<double>(r.cycles.value_or(0));
             if (!r.diagnostics.empty()) {
@@ -135,7 +132,8 @@ int main(int argc, char **argv) {
         ape += std::fabs(rows[i].pred - rows[i].sim) / rows[i].sim;
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("| %s | %s | %s | %zu | %d | %.3f | %.1f%% | %.0f s |\n", generator.c_str(), params.c_str(), arch.c_str(),
+    std::printf("| %s | %s | %s | %s | %zu | %d | %.3f | %.1f%% | %.0f s |\n", generator.c_str(), params.c_str(),
+                arch.c_str(), only.empty() ? "all" : only.c_str(),
                 p.size(), failed, pearson(ranks(p), ranks(s)), p.empty() ? 0.0 : 100.0 * ape / static_cast<double>(p.size()),
                 secs);
     return 0;

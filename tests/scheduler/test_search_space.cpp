@@ -3,7 +3,7 @@
 // candidates, and the hand schedules of samples/ inside the space.
 #include "dsl/Compile.h"
 #include "npu_target/common/Error.h"
-#include "scheduler/SearchSpace.h"
+#include "scheduler/Tuner.h"
 #include "tests/scheduler/SchedTestUtil.h"
 
 #include <gtest/gtest.h>
@@ -36,12 +36,7 @@ void expect_sample_verifies(const std::string &generator, const ParamMap &params
     std::atomic<size_t> next{0};
     auto work = [&] {
         for (size_t i = next++; i < picks.size(); i = next++) {
-            CompileRequest req;
-            req.generator = generator;
-            req.params = space.problem().params;
-            req.arch = arch;
-            req.schedule = space.to_spec(picks[i]);
-            RunReport r = run(req, seed + i);
+            RunReport r = run(request_for(space, picks[i], arch), seed + i);
             for (const Diagnostic &d : r.diagnostics) {
                 if (d.severity == Diagnostic::Error) {
                     failures[i] += d.message + "\n";
