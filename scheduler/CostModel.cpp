@@ -187,7 +187,7 @@ Prediction predict_gemm(const SearchSpace &space, const Candidate &c, int bar_it
     const Problem &p = space.problem();
     const ArchSpec &a = p.arch;
     Prediction out;
-    const double macs = static_cast<double>(p.M) * p.N * p.K;
+    const double macs = static_cast<double>(p.M) * p.N * p.K * p.rows * p.batch * p.taps; // gemm: rows = batch = taps = 1
     if (c.path == Path::Naive) {
         const MemoryLevel *gm = a.find_level("GM");
         const double per_mac = 2.0 * (gm ? gm->latency : 0) + kNaiveInstrPerMac * a.scalar.issue_cycles;
@@ -197,10 +197,16 @@ Prediction predict_gemm(const SearchSpace &space, const Candidate &c, int bar_it
         return out;
     }
     const int sa = dtype_bytes(p.in_t), sacc = dtype_bytes(p.acc_t);
-    const int64_t tiles = (p.M / c.tile_m) * (p.N / c.tile_n) / c.cores;
-    const int64_t chunks = p.K / c.k_chunk;
-    const double a_reread = 1.0 - static_cast<double>(c.tile_n) / p.N;
-    const double b_reread = 1.0 - static_cast<double>(c.tile_m) / p.M;
+    // A conv2d is GEMM-shaped per output row (pixels x CI x CO), one chunk per tap;
+    // a row of input pixels is read by every channel tile and every tap, the
+    // weights by every pixel tile of every row.
+    const bool conv = p.op == OpKind::Conv2d;
+    const int64_t images = conv ? p.rows * p.batch : 1;
+    const int64_t tiles = (p.M / c.tile_m) * (p.N / c.tile_n) * images / c.cores;
+    const int64_t chunks = conv ? p.taps : p.K / c.k_chunk;
+    const double a_reread = conv ? 1.0 - static_cast<double>(c.tile_n) / (p.N * p.taps)
+                                 : 1.0 - static_cast<double>(c.tile_n) / p.N;
+    const double b_reread = 1.0 - static_cast<double>(c.tile_m) / (p.M * images);
     std::vector<Stage> inner;
     std::string wb_src;
     if (c.path == Path::Vector) {
@@ -285,7 +291,7 @@ Prediction predict_gemm(const SearchSpace &space, const Candidate &c, int bar_it
     }
     const MemoryLevel *gm = a.find_level("GM");
     const double drain = gm && gm->wr_bytes_per_cycle > 0
-                             ? static_cast<double>(p.M) * p.N * sacc / (gm->wr_bytes_per_cycle * c.cores)
+                             ? static_cast<double>(p.M) * p.N * images * sacc / (gm->wr_bytes_per_cycle * c.cores)
                              : 0;
     if (drain > total) {
         total = drain, out.bound = "GM write drain";
@@ -301,7 +307,7 @@ Prediction predict(const SearchSpace &space, const Candidate &c, int timeline_it
     if (space.problem().op == OpKind::Elementwise) {
         return predict_elementwise(space, c, timeline_iters);
     }
-    return predict_gemm(space, c, timeline_iters);
+    return predict_gemm(space, c, timeline_iters); // gemm and conv2d
 }
 
 } // namespace tessel::sched

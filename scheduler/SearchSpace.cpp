@@ -114,7 +114,25 @@ Problem make_problem(const std::string &generator, const ParamMap &given, const 
         p.acc_t = p.in_t;
         return p;
     }
-    throw UserError("tune: the search space covers the generators gemm and elementwise, not '" + generator + "'");
+    if (generator == "conv2d") {
+        p.op = OpKind::Conv2d;
+        const int64_t k = param_int(p.params, "K"), stride = param_int(p.params, "stride");
+        if (k != 3 || stride != 1) {
+            throw UserError("tune: conv2d is searched for K=3, stride=1 (got K=" + std::to_string(k) +
+                            ", stride=" + std::to_string(stride) + ")");
+        }
+        p.M = param_int(p.params, "W");
+        p.N = param_int(p.params, "CO");
+        p.K = param_int(p.params, "CI");
+        p.rows = param_int(p.params, "H");
+        p.batch = param_int(p.params, "N");
+        p.taps = k * k;
+        auto acc = arch.matrix.accumulators.find(p.in_t);
+        p.acc_t = acc != arch.matrix.accumulators.end() ? acc->second
+                                                        : (dtype_is_float(p.in_t) ? DType::FP32 : DType::Int32);
+        return p;
+    }
+    throw UserError("tune: the search space covers the generators gemm, elementwise and conv2d, not '" + generator + "'");
 }
 
 bool Candidate::operator==(const Candidate &o) const {
@@ -191,6 +209,21 @@ SearchSpace::SearchSpace(Problem p) : p_(std::move(p)) {
         if (mid_.empty() && !(a.engine_for("GM", mu.a_level) && a.engine_for("GM", mu.b_level))) {
             matrix_ok_ = false;
         }
+    }
+    if (matrix_ok_ && p_.op == OpKind::Conv2d) {
+        // One tap's (pixels x CI) * (CI x CO tile) product per chunk: CI whole, pixels any divisor of W.
+        const MatrixShape &s = shape->second;
+        tm_ = thin(divisors_multiple_of(p_.M, 1, 256), 6);
+        tm_.erase(std::remove(tm_.begin(), tm_.end(), 1), tm_.end()); // a one-pixel x loop vanishes: no matmul nest
+        tn_ = thin(divisors_multiple_of(p_.N, s.n0, 512), 6);
+        tk_ = {p_.K};
+        cores_ = {1};
+        paths_ = {Path::Matrix, Path::Naive};
+        return;
+    }
+    if (p_.op == OpKind::Conv2d) {
+        paths_ = {Path::Naive};
+        return;
     }
     if (matrix_ok_) {
         const MatrixShape &s = shape->second;
@@ -328,6 +361,9 @@ bool SearchSpace::legal(const Candidate &c, std::string *why) const {
         if (!c.via_mid && (c.a_panel || c.mid_buffers != 1)) {
             return fail("panel and mid buffers need a mid level");
         }
+        if (p_.op == OpKind::Conv2d && c.a_panel) {
+            return fail("conv2d stages the input per tap, not as a panel");
+        }
         if (c.a_panel && c.mid_buffers != 2) {
             return fail("an A panel goes with double-buffered B chunks");
         }
@@ -456,8 +492,8 @@ Candidate SearchSpace::mutate(const Candidate &c, std::mt19937_64 &rng) const {
             const bool mat = m.path == Path::Matrix;
             switch (rng() % 8) {
             case 0: m.tile_n = neighbour(p_.op == OpKind::Elementwise ? len_ : (mat ? tn_ : vtn_), m.tile_n, rng); break;
-            case 1: if (p_.op == OpKind::Gemm) m.tile_m = neighbour(mat ? tm_ : vtm_, m.tile_m, rng); break;
-            case 2: if (p_.op == OpKind::Gemm) m.k_chunk = neighbour(mat ? tk_ : vtk_, m.k_chunk, rng); break;
+            case 1: if (p_.op != OpKind::Elementwise) m.tile_m = neighbour(mat ? tm_ : vtm_, m.tile_m, rng); break;
+            case 2: if (p_.op != OpKind::Elementwise) m.k_chunk = neighbour(mat ? tk_ : vtk_, m.k_chunk, rng); break;
             case 3: m.op_buffers = 3 - m.op_buffers; break;
             case 4: if (mat) m.acc_buffers = 3 - m.acc_buffers; break;
             case 5: if (mat && m.via_mid) m.mid_buffers = 3 - m.mid_buffers; break;
@@ -489,6 +525,22 @@ ScheduleSpec SearchSpace::to_spec(const Candidate &c) const {
         if (c.cores > 1) {
             s.func("out").parallel("xo", c.cores).id("cores");
         }
+        return s.spec();
+    }
+    if (p_.op == OpKind::Conv2d) {
+        // Per tap (kx, ky) the nest (co, x, ci) is a (pixels x CI) * (CI x CO) product.
+        const MatrixUnit &mu = p_.arch.matrix;
+        s.func("output").tile("co", "x", "coo", "xo", "coi", "xi", c.tile_n, c.tile_m).id("tile_out");
+        s.func("acc").compute_at("output", "coo").id("acc_at");
+        s.func("acc").update(0).reorder({"co", "x", "ci", "kx", "ky", "y", "n"}).id("taps_outer");
+        if (c.via_mid) {
+            s.stage("input", mid_).at("acc", "kx").buffers(c.mid_buffers).id("stage_in");
+            s.stage("weights", mid_).at("acc", "kx").buffers(c.mid_buffers).id("stage_w");
+        }
+        s.stage("input", mu.a_level).at("acc", "kx").buffers(c.op_buffers).id("stage_in0");
+        s.stage("weights", mu.b_level).at("acc", "kx").buffers(c.op_buffers).id("stage_w0");
+        s.func("acc").accumulate_in(mu.c_level, c.acc_buffers).id("acc_" + mu.c_level);
+        s.func("acc").update(0).tensorize().id("mmad");
         return s.spec();
     }
     s.func("C").tile("j", "i", "jo", "io", "ji", "ii", c.tile_n, c.tile_m).id("tile_C");

@@ -23,7 +23,7 @@
 
 namespace tessel::sched {
 
-enum class OpKind { Gemm, Elementwise };
+enum class OpKind { Gemm, Elementwise, Conv2d };
 
 /** One tuning problem: the shapes and types the space and the cost model need. */
 struct Problem {
@@ -34,6 +34,9 @@ struct Problem {
     // gemm: C[M,N] = A[M,K] * B[K,N]
     int64_t M = 0, N = 0, K = 0;
     DType in_t = DType::FP16, acc_t = DType::FP32;
+    // conv2d (NHWC, valid, stride 1, 3x3): M = W output pixels per row, N = CO,
+    // K = CI; `batch` images of `rows` (H) output rows; `taps` = KH * KW
+    int64_t batch = 1, rows = 1, taps = 1;
     // elementwise: `inputs` tensors of `length` elements of in_t; chain computes in fp32
     int64_t length = 0;
     int inputs = 2;
@@ -41,7 +44,7 @@ struct Problem {
 };
 
 /** Builds the problem; throws UserError for a generator the tuner does not
- * handle (it handles gemm and elementwise) or a bad parameter. */
+ * handle (it handles gemm, elementwise, and conv2d with K=3, stride 1) or a bad parameter. */
 Problem make_problem(const std::string &generator, const ParamMap &given, const ArchSpec &arch);
 
 /** How the reduction of a GEMM runs. */
@@ -54,9 +57,9 @@ const char *path_name(Path p);
 
 struct Candidate {
     Path path = Path::Matrix;
-    int64_t tile_n = 0;   // gemm: columns of the C tile (loop j); elementwise: tile length
-    int64_t tile_m = 0;   // gemm: rows of the C tile (loop i)
-    int64_t k_chunk = 0;  // gemm: reduction chunk
+    int64_t tile_n = 0;   // gemm: columns of the C tile (loop j); conv2d: output channels; elementwise: tile length
+    int64_t tile_m = 0;   // gemm: rows of the C tile (loop i); conv2d: output pixels of a row
+    int64_t k_chunk = 0;  // gemm: reduction chunk; conv2d: CI (one tap's product per chunk)
     bool via_mid = false; // matrix path: A and B go GM -> mid level (L1) -> operand levels
     bool a_panel = false; // matrix path via mid: A staged once per row of tiles (at C.io)
     int mid_buffers = 1;  // buffers of the chunks in the mid level

@@ -116,6 +116,7 @@ TEST(SearchSpace, RulesExcludeIllegalChoices) {
         EXPECT_NE(x.path, Path::Matrix) << "the matrix unit of gemmini-like takes int8 only";
     }
     EXPECT_THROW(make_problem("softmax", {}, load_arch("ascend-like")), UserError);
+    EXPECT_THROW(make_problem("conv2d", {{"stride", "2"}}, load_arch("ascend-like")), UserError);
 }
 
 TEST(SearchSpace, HandSchedulesAreInTheSpace) {
@@ -168,6 +169,11 @@ TEST(SearchSpace, MutationsStayLegalAndChange) {
 TEST(SearchSpace, SampledGemmSchedulesCompileAndVerify) {
     expect_sample_verifies("gemm", {{"M", "64"}, {"N", "64"}, {"K", "64"}, {"dtype", "fp16"}}, "ascend-like", 14, 11);
     expect_sample_verifies("gemm", {{"M", "64"}, {"N", "64"}, {"K", "128"}, {"dtype", "int8"}}, "gemmini-like", 6, 12);
+}
+
+TEST(SearchSpace, SampledConvSchedulesCompileAndVerify) {
+    expect_sample_verifies("conv2d", {{"H", "2"}, {"W", "8"}, {"CI", "16"}, {"CO", "32"}, {"K", "3"}, {"dtype", "int8"}},
+                           "ascend-like", 6, 15);
 }
 
 TEST(SearchSpace, SampledElementwiseSchedulesCompileAndVerify) {
