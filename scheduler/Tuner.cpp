@@ -33,7 +33,7 @@ public:
         arch_json_ = p.arch.to_json(-1);
         arch_hash_ = p.arch.hash();
         for (const Candidate &c : space.enumerate()) {
-            ranked_.push_back({c, predict(space, c).cycles});
+            ranked_.push_back({c, key(c, predict(space, c).cycles)});
         }
         std::stable_sort(ranked_.begin(), ranked_.end(),
                          [](const Ranked &a, const Ranked &b) { return a.predicted < b.predicted; });
@@ -71,6 +71,14 @@ public:
     }
 
 private:
+    // What the model ranks by: predicted cycles, times the cores for efficiency
+    // (the physical limit of c cores is 1/c of one core's).
+    double key(const Candidate &c, double predicted) const {
+        return o_.objective == "cycles" ? predicted : predicted * c.cores;
+    }
+
+    bool better_result(const Measurement &a, const Measurement &b) const { return better(a, b, o_.objective); }
+
     double elapsed() const { return std::chrono::duration<double>(Clock::now() - t0_).count(); }
 
     bool stop_requested() const {
@@ -104,7 +112,7 @@ private:
             if (m.verified && it != by_hash_.end()) {
                 parents_.push_back(m);
             }
-            if (m.verified && (!res_.best || better(m, *res_.best))) {
+            if (m.verified && (!res_.best || better_result(m, *res_.best))) {
                 res_.best = m;
             }
             res_.previous.push_back(std::move(m));
@@ -113,7 +121,8 @@ private:
     }
 
     void sort_parents() {
-        std::stable_sort(parents_.begin(), parents_.end(), better);
+        std::stable_sort(parents_.begin(), parents_.end(),
+                         [this](const Measurement &a, const Measurement &b) { return better_result(a, b); });
         if (parents_.size() > 8) {
             parents_.resize(8);
         }
@@ -167,7 +176,7 @@ private:
                 if (!tried.insert(m).second || seen_.count(schedule_hash(space_.to_spec(m)))) {
                     continue;
                 }
-                const double pred = predict(space_, m).cycles;
+                const double pred = key(m, predict(space_, m).cycles);
                 if (!pick || pred < pick->predicted) {
                     pick = Ranked{m, pred};
                 }
@@ -247,7 +256,7 @@ private:
         if (m.verified) {
             parents_.push_back(m);
             sort_parents();
-            if (!res_.best || better(m, *res_.best)) {
+            if (!res_.best || better_result(m, *res_.best)) {
                 res_.best = m;
                 res_.best_found_at_s = m.at_seconds;
             }
@@ -297,9 +306,12 @@ CompileRequest request_for(const SearchSpace &space, const Candidate &c, const s
     return req;
 }
 
-bool better(const Measurement &a, const Measurement &b) {
+bool better(const Measurement &a, const Measurement &b, const std::string &objective) {
     if (a.verified != b.verified) {
         return a.verified;
+    }
+    if (objective == "cycles" && a.cycles != b.cycles) {
+        return a.cycles < b.cycles;
     }
     if (a.efficiency != b.efficiency) {
         return a.efficiency > b.efficiency;
@@ -308,6 +320,9 @@ bool better(const Measurement &a, const Measurement &b) {
 }
 
 TuneResult tune(const TuneOptions &o) {
+    if (o.objective != "efficiency" && o.objective != "cycles") {
+        throw UserError("tune: objective must be efficiency or cycles, got '" + o.objective + "'");
+    }
     const ArchSpec arch = load_arch(o.arch);
     const SearchSpace space(make_problem(o.generator, o.params, arch));
     std::optional<db::ScheduleStore> store;

@@ -57,6 +57,9 @@ struct TuneOptions {
     int seed_candidates = 8;     // the cost model's best K measured first
     int max_measurements = 0;    // > 0: stop after this many measurements in this run
     bool random_search = false;  // uniform random legal candidates instead (the baseline)
+    // "efficiency" (t_phys / cycles: a split over c cores must be c times faster
+    // to win; the model ranks by predicted cycles x cores) or "cycles" (fastest).
+    std::string objective = "efficiency";
     std::function<void(const TuneProgress &)> on_progress; // after each measurement (any thread, serialised)
     const std::atomic<bool> *cancel = nullptr;
 };
@@ -64,7 +67,7 @@ struct TuneOptions {
 struct TuneResult {
     std::vector<Measurement> measured;     // this run, in completion order
     std::vector<Measurement> previous;     // loaded from the database
-    std::optional<Measurement> best;       // the best verified (highest efficiency, then fewest cycles)
+    std::optional<Measurement> best;       // the best verified result (by the objective)
     double best_found_at_s = 0;            // when this run found it (0 when it came from the database)
     int skipped = 0;                       // candidates not measured because the database had them
     int space_size = 0;                    // legal candidates enumerated
@@ -79,8 +82,10 @@ TuneResult tune(const TuneOptions &o);
  * resolved parameters, `arch` (the preset name or file the problem came from). */
 CompileRequest request_for(const SearchSpace &space, const Candidate &c, const std::string &arch);
 
-/** Whether `a` is a better verified result than `b` (efficiency, then cycles). */
-bool better(const Measurement &a, const Measurement &b);
+/** Whether `a` is a better result than `b`: verified first, then (objective
+ * "efficiency") higher efficiency, then fewer cycles; or (objective "cycles")
+ * fewer cycles, then higher efficiency. */
+bool better(const Measurement &a, const Measurement &b, const std::string &objective = "efficiency");
 
 } // namespace tessel::sched
 

@@ -25,7 +25,7 @@ namespace tessel::cli {
 namespace {
 
 struct TuneCliOptions {
-    std::string generator, params, arch = "ascend-like", budget = "60s", db, out, hand;
+    std::string generator, params, arch = "ascend-like", budget = "60s", db, out, hand, objective = "efficiency";
     std::string samples = std::string(TESSEL_SOURCE_DIR) + "/samples";
     int jobs = 1, seeds = 8, max = 0;
     uint64_t seed = 1;
@@ -97,6 +97,7 @@ int run_tune(const TuneCliOptions &o) {
     t.seed_candidates = o.seeds;
     t.max_measurements = o.max;
     t.random_search = o.random;
+    t.objective = o.objective;
     t.db_path = o.no_db ? "" : (o.db.empty() ? db::ScheduleStore::default_path() : o.db);
     const bool tty = isatty(fileno(stderr));
     if (!o.quiet) {
@@ -188,6 +189,9 @@ Command add_tune_command(CLI::App &root, GlobalOptions &) {
     c.app->add_option("--out", o->out, "write the best schedule JSON here");
     c.app->add_option("--seeds", o->seeds, "measure the cost model's best K candidates first")->capture_default_str();
     c.app->add_option("--max", o->max, "stop after this many measurements (0: budget only)")->capture_default_str();
+    c.app->add_option("--objective", o->objective, "efficiency (t_phys / cycles) or cycles (fastest, e.g. over more cores)")
+        ->check(CLI::IsMember({"efficiency", "cycles"}))
+        ->capture_default_str();
     c.app->add_flag("--random", o->random, "random search (the baseline) instead of the model-seeded search");
     c.app->add_option("--hand", o->hand, "hand schedule to compare with (default: the samples' one for the problem)");
     c.app->add_option("--samples", o->samples, "the samples directory")->capture_default_str();

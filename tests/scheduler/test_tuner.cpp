@@ -129,4 +129,10 @@ TEST(Tuner, FailuresAreNeverChosen) {
     Measurement faster = ok;
     faster.efficiency = 0.2;
     EXPECT_TRUE(better(faster, ok));
+    // Two cores: twice the physical limit's speed, so fewer cycles at a lower efficiency.
+    Measurement split = ok;
+    split.efficiency = 0.08, split.cycles = 600;
+    EXPECT_TRUE(better(ok, split, "efficiency"));
+    EXPECT_TRUE(better(split, ok, "cycles"));
+    EXPECT_FALSE(better(failed, split, "cycles"));
 }
