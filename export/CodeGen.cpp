@@ -109,6 +109,9 @@ int check_arg(const char *kernel, const ArgInfo &a, const halide_buffer_t *b) {
     if (!b || !b->host) {
         return fail(TESSEL_ERROR_INVALID_ARGUMENT, where + ": null buffer or no host memory");
     }
+    if (b->flags & halide_buffer_flag_device_dirty) {
+        return fail(TESSEL_ERROR_INVALID_ARGUMENT, where + ": its data is newer on a Halide device; copy it to the host first");
+    }
     if (b->type.code != a.code || b->type.bits != a.bits || b->type.lanes != 1) {
         return fail(TESSEL_ERROR_INVALID_ARGUMENT, where + ": element type (code " + std::to_string(b->type.code) +
                                                        ", " + std::to_string(b->type.bits) + " bits) differs from the kernel's (code " +
