@@ -33,6 +33,7 @@ struct AccessRec {
     int pipe = 0;
     uint32_t pc = 0;
     uint64_t until = 0; // reads: end of the instruction; writes: when the data is visible
+    uint64_t seq = 0;   // issue order (program order on this core)
 };
 
 /** The GM: the kernel arguments, placed at gm_arg_addresses(). */
@@ -62,6 +63,7 @@ struct Queued {
     uint32_t pc = 0;
     uint64_t enq = 0;
     int64_t ra = 0, rb = 0, rc = 0, rd = 0;
+    uint64_t seq = 0; // issue order
 };
 
 struct PipeState {
@@ -87,7 +89,10 @@ struct Core {
     bool ended = false;
     std::vector<PipeState> pipes;                    // internal pipe ids; 0 = S (front end)
     std::vector<std::deque<uint64_t>> flags;         // [(src*P + dst)*E + event] fire times
-    std::vector<AccessRec> recent;                   // accesses possibly still in flight
+    std::vector<AccessRec> recent;                   // accesses possibly still in flight, or that ran
+                                                     // ahead of an earlier-issued instruction
+    uint64_t issued = 0;                             // instructions issued so far (program order)
+    uint64_t cur_seq = 0;                            // issue number of the instruction executing
     double gm_port_free = 0;                         // per-core GM port (gm_shared_rw_port)
 };
 

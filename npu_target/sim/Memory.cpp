@@ -158,9 +158,19 @@ uint8_t *Machine::ptr(Core &c, int level, uint64_t addr, uint64_t len, uint32_t 
 
 void Machine::check_and_record(Core &c, int pipe, uint32_t pc, uint64_t t, const Range *ranges, int n,
                                uint64_t read_until, uint64_t write_until) {
-    // Drop accesses that have completed by t (time only moves forward).
+    // Keep an access while it may still be in flight, or while an instruction
+    // issued before it has not executed yet (that one must not touch its bytes).
+    uint64_t oldest_pending = c.cur_seq;
+    for (size_t p = 1; p < c.pipes.size(); ++p) {
+        if (!c.pipes[p].q.empty()) {
+            oldest_pending = std::min(oldest_pending, c.pipes[p].q.front().seq);
+        }
+    }
     auto &rec = c.recent;
-    rec.erase(std::remove_if(rec.begin(), rec.end(), [t](const AccessRec &a) { return a.until <= t; }), rec.end());
+    rec.erase(std::remove_if(rec.begin(), rec.end(),
+                             [t, oldest_pending](const AccessRec &a) { return a.until <= t && a.seq < oldest_pending; }),
+              rec.end());
+    const uint64_t seq = c.cur_seq;
     if (opt.check_races) {
         for (int i = 0; i < n; ++i) {
             const Range &r = ranges[i];
@@ -174,9 +184,24 @@ void Machine::check_and_record(Core &c, int pipe, uint32_t pc, uint64_t t, const
                 if (!a.r.write && !r.write) {
                     continue;
                 }
+                if (a.until <= t && a.seq < seq) {
+                    continue; // an earlier instruction that has finished: ordered
+                }
                 const isa::Instr &other = prog.code[a.pc];
                 const isa::Instr &self = prog.code[pc];
                 std::ostringstream os;
+                if (a.until <= t) {
+                    // It finished before this one started, but it comes later in the program:
+                    // it ran ahead of this instruction without waiting for it.
+                    os << "race on core " << c.id << " at cycle " << t << ": " << instr_tag(pc, self) << " on pipe "
+                       << pipe_names[pipe] << " " << (r.write ? "writes" : "reads") << " " << level_name(r.level)
+                       << " [" << hex(std::max(r.lo, a.r.lo)) << ", " << hex(std::min(r.hi, a.r.hi)) << "), which "
+                       << instr_tag(a.pc, other) << " on pipe " << pipe_names[a.pipe] << ", later in the program, "
+                       << (a.r.write ? "wrote" : "read") << " before it (cycle " << a.until
+                       << "); add set_flag/wait_flag (or a barrier) between " << pipe_names[pipe] << " and "
+                       << pipe_names[a.pipe];
+                    throw SimError(os.str());
+                }
                 os << "race on core " << c.id << " at cycle " << t << ": " << instr_tag(pc, self) << " on pipe "
                    << pipe_names[pipe] << " " << (r.write ? "writes" : "reads") << " " << level_name(r.level) << " ["
                    << hex(std::max(r.lo, a.r.lo)) << ", " << hex(std::min(r.hi, a.r.hi)) << ") while "
@@ -192,9 +217,7 @@ void Machine::check_and_record(Core &c, int pipe, uint32_t pc, uint64_t t, const
             continue;
         }
         uint64_t until = ranges[i].write ? write_until : read_until;
-        if (until > t) {
-            rec.push_back(AccessRec{ranges[i], pipe, pc, until});
-        }
+        rec.push_back(AccessRec{ranges[i], pipe, pc, until, seq});
     }
 }
 

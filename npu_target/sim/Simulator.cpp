@@ -215,6 +215,7 @@ private:
                 c.pc++;
             } else {
                 bool branched = false;
+                c.cur_seq = ++c.issued;
                 uint64_t lat = m_.exec_scalar(c, in, pc, t, branched);
                 if (!branched) {
                     c.pc++;
@@ -236,7 +237,7 @@ private:
             }
         }
         auto rv = [&](uint8_t r) { return r == 0 ? int64_t{0} : c.regs[r]; };
-        c.pipes[p].q.push_back(Queued{pc, t, rv(in.ra), rv(in.rb), rv(in.rc), rv(in.rd)});
+        c.pipes[p].q.push_back(Queued{pc, t, rv(in.ra), rv(in.rb), rv(in.rc), rv(in.rd), ++c.issued});
         c.pc++;
         c.fe_time = t + issue;
     }
@@ -327,6 +328,7 @@ private:
                 src = dst = m_.level_name(m_.vec_level);
             }
         }
+        c.cur_seq = h.seq;
         m_.check_and_record(c, p, h.pc, t, ranges, nr, end, visible);
         ps.busy += end - t;
         ps.next_start = end;

@@ -1,5 +1,7 @@
 // User-facing errors of the backend, one test per message, asserting the text.
 #include "dsl/Compile.h"
+#include "npu_target/arch/ArchSpec.h"
+#include "npu_target/sim/Simulator.h"
 
 #include <gtest/gtest.h>
 
@@ -79,4 +81,54 @@ TEST(BackendErrors, ScalarFallbackIsAWarningNamingTheFunc) {
                             d.message.rfind("Func acc", 0) == 0);
     }
     EXPECT_TRUE(warned);
+}
+
+// The synchronisation the backend inserts is what keeps the result right: drop
+// the wait of the matrix unit for the L1 -> L0A/L0B copies from a compiled
+// tensorised GEMM and the simulator's race check stops the run, naming the two
+// unordered instructions.
+TEST(BackendErrors, DroppingAWaitFlagIsCaughtAsARace) {
+    CompileRequest req;
+    req.generator = "gemm";
+    req.params = {{"M", "32"}, {"N", "32"}, {"K", "32"}, {"dtype", "int8"}};
+    Schedule s;
+    s.func("C").tile("j", "i", "jo", "io", "ji", "ii", 16, 16);
+    s.func("acc").compute_at("C", "jo");
+    s.func("acc").update(0).split("k", "ko", "ki", 16);
+    s.func("acc").update(0).reorder({"j", "i", "ki", "ko"});
+    s.stage("A", "L1").at("acc", "ko");
+    s.stage("B", "L1").at("acc", "ko");
+    s.stage("A", "L0A").at("acc", "ko");
+    s.stage("B", "L0B").at("acc", "ko");
+    s.func("acc").accumulate_in("L0C");
+    s.func("acc").update(0).tensorize();
+    req.schedule = s.spec();
+    CompileResult r = compile(req);
+    ASSERT_TRUE(r.ok) << first_error(r);
+    ArchSpec arch = load_arch("ascend-like");
+    std::vector<Tensor> args;
+    for (const auto &a : r.program.args) {
+        args.emplace_back(a.name, a.dtype, a.shape);
+    }
+    std::vector<Tensor> ok_args = args;
+    EXPECT_NO_THROW(sim::simulate(r.program, arch, ok_args));
+    isa::Program broken = r.program;
+    int dropped = 0;
+    for (auto &i : broken.code) {
+        if (i.op == isa::Op::WAIT_FLAG && i.dst_pipe == static_cast<uint8_t>(isa::Pipe::M) &&
+            i.src_pipe == static_cast<uint8_t>(isa::Pipe::MTE1)) {
+            i.op = isa::Op::NOP;
+            dropped++;
+        }
+    }
+    ASSERT_GT(dropped, 0);
+    try {
+        sim::simulate(broken, arch, args);
+        ADD_FAILURE() << "the race was not detected";
+    } catch (const sim::SimError &e) {
+        std::string m = e.what();
+        EXPECT_NE(m.find("race on core 0"), std::string::npos) << m;
+        EXPECT_NE(m.find("mmad"), std::string::npos) << m;
+        EXPECT_NE(m.find("add set_flag/wait_flag"), std::string::npos) << m;
+    }
 }

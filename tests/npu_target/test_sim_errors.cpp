@@ -166,3 +166,38 @@ TEST(SimErrors, OverwritingDataStillBeingReadIsARace) {
               std::string::npos)
         << msg;
 }
+
+// Program order, not only time: a scalar load that runs before an earlier-issued
+// DMA (held in its queue by a flag) writes the bytes it reads has read stale data
+// even though the two never overlap in time.
+TEST(SimErrors, ReadingAheadOfAnEarlierWriteIsARace) {
+    ProgramBuilder b(ascend());
+    b.arg("in", DType::Int32, {64});
+    b.li(10, 0);
+    b.li(11, 4096);
+    b.li(20, 16384);
+    b.vec(Op::VEXP, DType::FP16, 11, 11, 0, 20); // pc 3: V busy for 256 cycles
+    Instr set;
+    set.op = Op::SET_FLAG;
+    set.src_pipe = static_cast<uint8_t>(isa::Pipe::V);
+    set.dst_pipe = static_cast<uint8_t>(isa::Pipe::MTE2);
+    b.emit(set); // pc 4: fires when the vexp is done
+    Instr wait = set;
+    wait.op = Op::WAIT_FLAG;
+    b.emit(wait);                                            // pc 5: MTE2 waits for it
+    b.dma("MTE2", "UB", "GM", 10, 1, b.desc_contig(256));    // pc 6: then writes UB [0, 256)
+    Instr ld;
+    ld.op = Op::LD;
+    ld.dtype = DType::Int32;
+    ld.rd = 5;
+    ld.level = b.level("UB");
+    ld.ra = 10;
+    b.emit(ld); // pc 7: the scalar unit reads UB[0] at once, before the DMA has run
+    b.end();
+    std::string msg = error_of(b.p, {Tensor("in", DType::Int32, {64})});
+    EXPECT_NE(msg.find("pc 6 (dma) on pipe MTE2 writes UB [0x0, 0x4), which pc 7 (ld) on pipe S, later in the "
+                       "program, read before it"),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("add set_flag/wait_flag (or a barrier) between MTE2 and S"), std::string::npos) << msg;
+}
