@@ -75,6 +75,11 @@ public:
     explicit Sync(const nir::NpuModule &m) : m_(m) {}
     State state;
     bool emit = true;
+    // Check mode (check_hazards): nothing is inserted; the sync operations
+    // already in the IR update the state, and an access that would still need
+    // ordering is a violation.
+    bool check = false;
+    std::vector<std::string> violations;
 
 private:
     const nir::NpuModule &m_;
@@ -152,6 +157,11 @@ private:
                 bool w = std::find(a.writes.begin(), a.writes.end(), buf) != a.writes.end();
                 if ((r && p.write) || (w && (p.read || p.write))) {
                     need.insert(q);
+                    if (check && emit) {
+                        violations.push_back(std::string(isa::pipe_name(a.pipe)) + (w ? " writes " : " reads ") + buf +
+                                             " while an earlier " + (p.write ? "write" : "read") + " of it on " +
+                                             isa::pipe_name(q) + " is not ordered before it");
+                    }
                 }
             }
         }
@@ -186,7 +196,7 @@ private:
         return syncs;
     }
     Stmt with_syncs(const std::vector<Stmt> &syncs, Stmt s) {
-        if (!emit || syncs.empty()) {
+        if (!emit || check || syncs.empty()) {
             return s;
         }
         std::vector<Stmt> all = syncs;
@@ -199,7 +209,32 @@ private:
         return with_syncs(order(a), s);
     }
 
+    // Check mode: what a sync operation in the IR establishes. Generic syncs
+    // (event 0) are a set immediately followed by its wait, so the wait orders
+    // the destination pipe after everything the source pipe had issued; credit
+    // flags (events >= 1) order the multi-buffered reads the state does not
+    // track (insert_buffer_credits).
+    void apply(const nir::SyncOp &s) {
+        if (s.op == isa::Op::BARRIER) {
+            if (s.src == Pipe::ALL) {
+                state.clear();
+            } else {
+                state.erase(s.src);
+            }
+        } else if (s.op == isa::Op::WAIT_FLAG && s.event == 0) {
+            for (auto &[buf, p] : state[s.src]) {
+                p.ordered_for.insert(s.dst);
+            }
+        }
+    }
+
     Stmt visit(const Evaluate *op) override {
+        if (check) {
+            if (auto so = nir::as_sync(op)) {
+                apply(*so);
+                return op;
+            }
+        }
         Accesses a = accesses_of(m_, op);
         std::vector<Stmt> syncs;
         if (!a.scalar_reads.empty()) {
@@ -314,8 +349,10 @@ private:
         a.reads = loads_in(op->min);
         append(a.reads, loads_in(op->extent));
         std::vector<Stmt> syncs = order(a);
-        std::vector<Stmt> hoisted = hoist(op->body);
-        syncs.insert(syncs.end(), hoisted.begin(), hoisted.end());
+        if (!check) { // in check mode the hoisted syncs are in the IR before the loop
+            std::vector<Stmt> hoisted = hoist(op->body);
+            syncs.insert(syncs.end(), hoisted.begin(), hoisted.end());
+        }
         // Fixed point over the loop-carried state (the body may run again, or not at all).
         State entry = state;
         const bool saved_emit = emit;
@@ -393,6 +430,21 @@ Accesses accesses_of(const nir::NpuModule &m, const Stmt &leaf) {
         a.reads = loads_in(e->value);
     }
     return a;
+}
+
+nir::NpuModule check_hazards(const nir::NpuModule &m) {
+    Sync s(m);
+    s.check = true;
+    s.mutate(m.body);
+    if (!s.violations.empty()) {
+        std::string all;
+        for (size_t i = 0; i < s.violations.size() && i < 5; i++) {
+            all += "\n  " + s.violations[i];
+        }
+        internal_error("hazard check of kernel ", m.kernel_name, ": ", s.violations.size(),
+                       " cross-pipe access(es) are not ordered:", all);
+    }
+    return m;
 }
 
 nir::NpuModule insert_sync(const nir::NpuModule &m) {

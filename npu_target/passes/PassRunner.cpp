@@ -39,6 +39,7 @@ const std::vector<Pass> &pass_table() {
         {{"allocate_buffers", "byte offsets per level with lifetimes; overflow is an error"}, allocate_buffers},
         {{"insert_buffer_credits", "multi-buffered copies: flags as credits so the writer runs ahead"}, insert_buffer_credits},
         {{"insert_sync", "set_flag/wait_flag and barriers for every cross-pipe dependency"}, insert_sync},
+        {{"check_hazards", "every cross-pipe RAW/WAR/WAW is ordered by the syncs in the IR, else the compile fails"}, check_hazards},
     };
     return table;
 }
