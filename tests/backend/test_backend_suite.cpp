@@ -1,0 +1,86 @@
+// More pipelines on the NPU (issue 10's operator suite, first part): the 3x3
+// blur as a classic two-stage Halide pipeline (fused by compute_at), max and
+// average pooling, LayerNorm. Each runs unscheduled (the scalar fallback) and
+// with a staged + vectorised schedule, and equals Halide's CPU result on fresh
+// random inputs: exactly for uint8/int8; LayerNorm fp32 within 1e-5 relative,
+// fp16 within one fp16 ulp at 1 (1e-3), since the CPU and NPU may round the
+// fp32 statistics' reciprocal square root differently.
+#include "tests/backend/NpuHarness.h"
+
+#include <gtest/gtest.h>
+
+using namespace tessel;
+using namespace tessel::test;
+
+namespace {
+
+std::string failure(const NpuRun &r) {
+    std::string s = "seed " + std::to_string(r.seed) + ": " + r.cmp.message;
+    for (const auto &d : r.backend.diagnostics) {
+        s += "\n  " + d.message;
+    }
+    return s;
+}
+
+int vector_ops(const NpuRun &r) {
+    int n = 0;
+    for (const auto &i : r.backend.program.code) {
+        n += i.op >= isa::Op::VADD && i.op <= isa::Op::VREQUANT;
+    }
+    return n;
+}
+
+} // namespace
+
+TEST(Blur, DefaultScheduleUint8) {
+    NpuRun r = run_npu("blur", {{"W", "16"}, {"H", "8"}, {"dtype", "uint8"}}, Schedule().spec(), "ascend-like",
+                       fresh_seed());
+    EXPECT_EQ(r.cmp.mismatches, 0) << failure(r);
+}
+
+TEST(Blur, FusedStagedVectorisedFp32) {
+    // Tiles of 8 rows: the input band staged into UB, blur_x computed per tile
+    // (fused into the consumer: the classic Halide schedule), both vectorised.
+    Schedule s;
+    s.func("out").split("y", "yo", "yi", 8);
+    s.stage("in", "UB").at("out", "yo").buffers(2);
+    s.func("blur_y").compute_at("out", "yo").vectorize("x", 16);
+    s.func("blur_x").compute_at("out", "yo").vectorize("x", 16);
+    s.func("out").vectorize("x", 16);
+    NpuRun r = run_npu("blur", {{"W", "32"}, {"H", "16"}, {"dtype", "fp32"}}, s.spec(), "ascend-like", fresh_seed(),
+                       1e-6, 1e-6);
+    EXPECT_EQ(r.cmp.mismatches, 0) << failure(r);
+    EXPECT_GT(vector_ops(r), 0) << failure(r);
+}
+
+TEST(Pooling, MaxAndAverageDefaultSchedule) {
+    for (const char *op : {"max", "avg"}) {
+        NpuRun r = run_npu("pooling", {{"H", "4"}, {"W", "4"}, {"C", "16"}, {"op", op}, {"dtype", "int8"}},
+                           Schedule().spec(), "ascend-like", fresh_seed());
+        EXPECT_EQ(r.cmp.mismatches, 0) << op << " " << failure(r);
+    }
+}
+
+TEST(Pooling, MaxStagedVectorised) {
+    Schedule s;
+    s.func("out").split("y", "yo", "yi", 2);
+    s.stage("in", "UB").at("out", "yo").buffers(2);
+    s.func("pool").compute_at("out", "yo").vectorize("c", 32);
+    s.func("pool").update(0).vectorize("c", 32);
+    NpuRun r = run_npu("pooling", {{"H", "4"}, {"W", "4"}, {"C", "32"}, {"op", "max"}, {"dtype", "int8"}}, s.spec(),
+                       "ascend-like", fresh_seed());
+    EXPECT_EQ(r.cmp.mismatches, 0) << failure(r);
+    EXPECT_GT(vector_ops(r), 0) << failure(r);
+}
+
+TEST(LayerNorm, StatisticsAtRoot) {
+    for (const char *dt : {"fp32", "fp16"}) {
+        Schedule s;
+        s.func("mean").compute_root();
+        s.func("var").compute_root();
+        bool fp16 = std::string(dt) == "fp16";
+        NpuRun r = run_npu("layernorm", {{"ROWS", "4"}, {"COLS", "32"}, {"dtype", dt}}, s.spec(), "ascend-like",
+                           fresh_seed(), fp16 ? 1e-3 : 1e-5, fp16 ? 1e-3 : 1e-5);
+        EXPECT_EQ(r.cmp.mismatches, 0) << dt << " " << failure(r);
+    }
+}
