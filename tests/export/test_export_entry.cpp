@@ -163,3 +163,28 @@ TEST_P(ExportEntry, SameProgramResultsAndCyclesAsTesselRun) {
 
 INSTANTIATE_TEST_SUITE_P(Kernels, ExportEntry, ::testing::Values("gemm64", "softmax16"),
                          [](const auto &info) { return info.param; });
+
+// A kernel launched on a device of another arch is refused, naming the kernel
+// and both arches; a wrong element type names the argument.
+TEST(ExportEntryErrors, WrongDeviceAndWrongType) {
+    tessel_device *dev = nullptr;
+    ASSERT_EQ(tessel_device_open("gemmini-like", &dev), TESSEL_OK) << tessel_last_error();
+    Tensor a("A", DType::Int8, {64, 64}), b("B", DType::Int8, {64, 64}), c("C", DType::Int32, {64, 64});
+    std::vector<halide_dimension_t> da, db, dc;
+    halide_buffer_t ba = wrap(a, da), bb = wrap(b, db), bc = wrap(c, dc);
+    EXPECT_EQ(gemm64(dev, &ba, &bb, &bc), TESSEL_ERROR_PROGRAM);
+    std::string msg = export_test_kernels_last_error();
+    EXPECT_NE(msg.find("gemm64: program 'gemm' was compiled for ascend-like"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("not gemmini-like"), std::string::npos) << msg;
+    tessel_device_close(dev);
+
+    ASSERT_EQ(tessel_device_open(gemm64_arch(), &dev), TESSEL_OK);
+    Tensor wrong("C", DType::FP32, {64, 64});
+    std::vector<halide_dimension_t> dw;
+    halide_buffer_t bw = wrap(wrong, dw);
+    EXPECT_EQ(gemm64(dev, &ba, &bb, &bw), TESSEL_ERROR_INVALID_ARGUMENT);
+    msg = export_test_kernels_last_error();
+    EXPECT_NE(msg.find("gemm64: argument C: element type (code 2, 32 bits) differs from the kernel's (code 0, 32 bits)"),
+              std::string::npos) << msg;
+    tessel_device_close(dev);
+}

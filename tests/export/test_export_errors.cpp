@@ -1,6 +1,6 @@
 // `tessel export` stops with a message naming the kernel: an unknown
 // generator, a kernel that does not compile, a schedule that does not fit the
-// arch, a "best" schedule the database does not hold; and a "best" schedule
+// arch, an unknown arch, a "best" schedule the database does not hold; and a "best" schedule
 // the database does hold is the one exported.
 
 #include "database/Canonical.h"
@@ -113,6 +113,15 @@ TEST(ExportErrors, ScheduleForAnotherArchNamesTheKernel) {
     EXPECT_NE(o.output.find("kernel 'sm_gemmini' (softmax COLS=128,ROWS=16,dtype=fp32) does not compile for gemmini-like"),
               std::string::npos) << o.output;
     EXPECT_NE(o.output.find("level 'UB' does not exist in gemmini-like"), std::string::npos) << o.output;
+}
+
+TEST(ExportErrors, UnknownArchNamesTheKernel) {
+    fs::path d = fresh_dir("noarch");
+    write(d / "k.json", manifest({kernel_json("sm_x", "softmax", kSoftmaxParams, ", \"arch\": \"no-such-npu\"")}));
+    Outcome o = tessel_export(d / "k.json", d / "out");
+    EXPECT_EQ(o.exit_code, 1) << o.output;
+    EXPECT_NE(o.output.find("kernel 'sm_x': no arch preset or file 'no-such-npu'"), std::string::npos) << o.output;
+    expect_nothing_written(d / "out");
 }
 
 TEST(ExportErrors, MissingDatabaseRecordNamesTheKernel) {
