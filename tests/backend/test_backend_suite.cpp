@@ -84,3 +84,38 @@ TEST(LayerNorm, StatisticsAtRoot) {
         EXPECT_EQ(r.cmp.mismatches, 0) << dt << " " << failure(r);
     }
 }
+
+// The int8 GEMM with its requantising epilogue: the product on the matrix unit
+// (accumulators in L0C, double-buffered operands), the epilogue (bias, per-channel
+// scale, rounding shift, saturation) fused into each output tile. Bit-exact.
+TEST(GemmQ8, TensorizedWithFusedEpilogue) {
+    Schedule s;
+    s.func("C").tile("j", "i", "jo", "io", "ji", "ii", 32, 32);
+    s.func("acc").compute_at("C", "jo");
+    s.func("acc").update(0).split("k", "ko", "ki", 32);
+    s.func("acc").update(0).reorder({"j", "i", "ki", "ko"});
+    s.stage("A", "L1").at("acc", "ko").buffers(2);
+    s.stage("B", "L1").at("acc", "ko").buffers(2);
+    s.stage("A", "L0A").at("acc", "ko").buffers(2);
+    s.stage("B", "L0B").at("acc", "ko").buffers(2);
+    s.func("acc").accumulate_in("L0C");
+    s.func("acc").update(0).tensorize();
+    for (const char *shift : {"8", "14"}) {
+        NpuRun r = run_npu("gemm_q8", {{"M", "64"}, {"N", "64"}, {"K", "64"}, {"shift", shift}}, s.spec(), "ascend-like",
+                           fresh_seed());
+        EXPECT_EQ(r.cmp.mismatches, 0) << "shift " << shift << " " << failure(r);
+        int mmad = 0;
+        for (const auto &i : r.backend.program.code) {
+            mmad += i.op == isa::Op::MMAD;
+        }
+        EXPECT_GT(mmad, 0);
+    }
+}
+
+TEST(GemmQ8, DefaultScheduleOnEveryPreset) {
+    for (const char *arch : {"ascend-like", "gemmini-like", "auto-int8"}) {
+        NpuRun r = run_npu("gemm_q8", {{"M", "8"}, {"N", "16"}, {"K", "16"}, {"shift", "6"}}, Schedule().spec(), arch,
+                           fresh_seed());
+        EXPECT_EQ(r.cmp.mismatches, 0) << arch << " " << failure(r);
+    }
+}
