@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -116,11 +117,20 @@ Manifest parse_manifest(const std::string &text, const std::string &path) {
         user_error(path, ": the library name '", m.library, "' must be a C identifier");
     }
     fs::path base = fs::absolute(fs::path(path)).parent_path();
-    std::set<std::string> names;
+    std::map<std::string, std::string> symbols; // every symbol a kernel defines -> the kernel
     for (size_t i = 0; i < j["kernels"].size(); i++) {
         KernelEntry e = parse_kernel(j["kernels"][i], i, base, path);
-        if (!names.insert(e.name).second) {
-            user_error(path, ": kernel '", e.name, "' is listed twice");
+        for (const auto &m2 : m.kernels) {
+            if (m2.name == e.name) {
+                user_error(path, ": kernel '", e.name, "' is listed twice");
+            }
+        }
+        for (const char *suffix : {"", "_profiled", "_cpu", "_cpu_argv", "_cpu_metadata", "_program", "_arch"}) {
+            auto [it, added] = symbols.emplace(e.name + suffix, e.name);
+            if (!added) {
+                user_error(path, ": kernel '", e.name, "' would define ", it->first, ", which kernel '", it->second,
+                           "' defines");
+            }
         }
         m.kernels.push_back(std::move(e));
     }

@@ -150,6 +150,12 @@ TEST(ExportErrors, ManifestMistakesNameTheKernel) {
     EXPECT_EQ(o.exit_code, 1);
     EXPECT_NE(o.output.find("kernel 'twice' is listed twice"), std::string::npos) << o.output;
 
+    write(d / "k.json", manifest({kernel_json("sm", "softmax", ""), kernel_json("sm_cpu", "softmax", "")}));
+    o = tessel_export(d / "k.json", d / "out");
+    EXPECT_EQ(o.exit_code, 1);
+    EXPECT_NE(o.output.find("kernel 'sm_cpu' would define sm_cpu, which kernel 'sm' defines"), std::string::npos)
+        << o.output;
+
     write(d / "k.json", manifest({kernel_json("not-an-identifier", "softmax", "")}));
     o = tessel_export(d / "k.json", d / "out");
     EXPECT_EQ(o.exit_code, 1);
