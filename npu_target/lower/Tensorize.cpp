@@ -15,11 +15,6 @@ struct NestLoop {
     int64_t extent;
 };
 
-std::string text(const Expr &e) {
-    std::ostringstream os;
-    os << e;
-    return os.str();
-}
 std::string text(const Stmt &s) {
     std::ostringstream os;
     os << s;

@@ -22,15 +22,7 @@ namespace tessel {
 
 nir::NpuModule insert_sync(const nir::NpuModule &m);
 
-/** The hazard checker (run after insert_sync): replays the same dependence
- * analysis over the finished IR, taking its orderings only from the sync
- * operations present (barriers, set/wait pairs), and fails the compile
- * (InternalError: the backend produced an unsafe program) if any cross-pipe
- * RAW, WAR or WAW on a buffer is left unordered. The read-after-write
- * orderings of multi-buffered copies protected by credits are the credit
- * protocol's (insert_buffer_credits); the simulator checks every access at
- * run time as well. */
-nir::NpuModule check_hazards(const nir::NpuModule &m);
+
 
 /** The buffers an NPU IR statement reads and writes, and its pipe. Shared with
  * the hazard checker. Scalar statements report only their own loads/stores. */

@@ -10,6 +10,7 @@
 #include "npu_target/lower/SplitCores.h"
 #include "npu_target/passes/AllocateBuffers.h"
 #include "npu_target/passes/BufferCredits.h"
+#include "npu_target/passes/CheckHazards.h"
 #include "npu_target/passes/InsertSync.h"
 #include "npu_target/passes/MultiBuffer.h"
 #include "npu_target/passes/SelectInstructions.h"

@@ -3,7 +3,7 @@
 #include "dsl/HalidePipeline.h"
 #include "dsl/NpuCompile.h"
 #include "npu_target/common/Error.h"
-#include "npu_target/passes/InsertSync.h"
+#include "npu_target/passes/CheckHazards.h"
 
 #include <gtest/gtest.h>
 

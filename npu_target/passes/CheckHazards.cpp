@@ -1,0 +1,23 @@
+#include "npu_target/passes/CheckHazards.h"
+
+#include "npu_target/common/Error.h"
+#include "npu_target/passes/SyncAnalysis.h"
+
+namespace tessel {
+
+nir::NpuModule check_hazards(const nir::NpuModule &m) {
+    detail::SyncAnalysis s(m);
+    s.check = true;
+    s.mutate(m.body);
+    if (!s.violations.empty()) {
+        std::string all;
+        for (size_t i = 0; i < s.violations.size() && i < 5; i++) {
+            all += "\n  " + s.violations[i];
+        }
+        internal_error("hazard check of kernel ", m.kernel_name, ": ", s.violations.size(),
+                       " cross-pipe access(es) are not ordered:", all);
+    }
+    return m;
+}
+
+} // namespace tessel

@@ -1,0 +1,20 @@
+#ifndef TESSEL_NPU_TARGET_PASSES_CHECKHAZARDS_H
+#define TESSEL_NPU_TARGET_PASSES_CHECKHAZARDS_H
+
+#include "npu_target/ir/NpuIR.h"
+
+namespace tessel {
+
+/** The hazard checker (run after insert_sync): replays the same dependence
+ * analysis over the finished IR, taking its orderings only from the sync
+ * operations present (barriers, set/wait pairs), and fails the compile
+ * (InternalError: the backend produced an unsafe program) if any cross-pipe
+ * RAW, WAR or WAW on a buffer is left unordered. The read-after-write
+ * orderings of multi-buffered copies protected by credits are the credit
+ * protocol's (insert_buffer_credits); the simulator checks every access at
+ * run time as well. */
+nir::NpuModule check_hazards(const nir::NpuModule &m);
+
+} // namespace tessel
+
+#endif

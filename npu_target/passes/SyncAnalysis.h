@@ -1,0 +1,389 @@
+#ifndef TESSEL_NPU_TARGET_PASSES_SYNCANALYSIS_H
+#define TESSEL_NPU_TARGET_PASSES_SYNCANALYSIS_H
+
+// The cross-pipe dependence analysis shared by insert_sync (which inserts the
+// orderings it finds missing) and check_hazards (which replays it over the
+// finished IR, taking orderings only from the sync operations present, and
+// reports what is still unordered). Internal to npu_target/passes.
+
+#include "npu_target/passes/InsertSync.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tessel::detail {
+
+using namespace Halide;
+using namespace Halide::Internal;
+using isa::Pipe;
+
+
+class LoadNames : public IRGraphVisitor {
+public:
+    std::vector<std::string> names;
+
+private:
+    using IRGraphVisitor::visit;
+    void visit(const Load *op) override {
+        names.push_back(op->name);
+        IRGraphVisitor::visit(op);
+    }
+};
+
+inline std::vector<std::string> loads_in(const Expr &e) {
+    LoadNames v;
+    if (e.defined()) {
+        e.accept(&v);
+    }
+    return v.names;
+}
+
+inline void append(std::vector<std::string> &to, const std::vector<std::string> &from) {
+    to.insert(to.end(), from.begin(), from.end());
+}
+
+// Unordered accesses of one asynchronous pipe to one buffer.
+struct Pending {
+    bool read = false, write = false;
+    std::set<Pipe> ordered_for; // pipes already ordered after these accesses
+    bool operator==(const Pending &o) const {
+        return read == o.read && write == o.write && ordered_for == o.ordered_for;
+    }
+};
+using State = std::map<Pipe, std::map<std::string, Pending>>;
+
+inline State merge(const State &a, const State &b) {
+    State r = a;
+    for (const auto &[pipe, bufs] : b) {
+        for (const auto &[buf, p] : bufs) {
+            auto it = r[pipe].find(buf);
+            if (it == r[pipe].end()) {
+                r[pipe][buf] = p;
+                continue;
+            }
+            Pending &q = it->second;
+            q.read |= p.read;
+            q.write |= p.write;
+            std::set<Pipe> both;
+            for (Pipe x : q.ordered_for) {
+                if (p.ordered_for.count(x)) {
+                    both.insert(x);
+                }
+            }
+            q.ordered_for = both;
+        }
+    }
+    return r;
+}
+
+class SyncAnalysis : public Halide::Internal::IRMutator {
+public:
+    explicit SyncAnalysis(const nir::NpuModule &m) : m_(m) {}
+    State state;
+    bool emit = true;
+    // Check mode (check_hazards): nothing is inserted; the sync operations
+    // already in the IR update the state, and an access that would still need
+    // ordering is a violation.
+    bool check = false;
+    std::vector<std::string> violations;
+
+private:
+    const nir::NpuModule &m_;
+    using IRMutator::visit;
+
+    // Multi-buffered buffers are tracked per copy: "b#0" is the copy the
+    // current iteration of its rotation loop uses, "b#1" the one before, ...
+    std::string key(const std::string &buffer) const {
+        auto it = m_.buffers.find(buffer);
+        if (it != m_.buffers.end() && it->second.buffers > 1 && !it->second.rotate_loop.empty()) {
+            return buffer + "#0";
+        }
+        return buffer;
+    }
+    bool credit_covered(const std::string &key_name, Pipe reader) const {
+        std::string buf = key_name.substr(0, key_name.rfind('#'));
+        auto it = m_.buffers.find(buf);
+        if (it == m_.buffers.end()) {
+            return false;
+        }
+        const auto &cr = it->second.credit_readers;
+        return std::find(cr.begin(), cr.end(), reader) != cr.end();
+    }
+    // Crossing the back-edge of `loop`: the copies of buffers rotating on it age by one.
+    State aged(const State &st, const std::string &loop) const {
+        State r;
+        for (const auto &[pipe, bufs] : st) {
+            for (const auto &[k, p] : bufs) {
+                size_t hash = k.rfind('#');
+                if (hash == std::string::npos) {
+                    r[pipe][k] = p;
+                    continue;
+                }
+                std::string buf = k.substr(0, hash);
+                const nir::BufferInfo &b = m_.buffer(buf);
+                if (b.rotate_loop != loop) {
+                    r[pipe][k] = p;
+                    continue;
+                }
+                int age = (std::stoi(k.substr(hash + 1)) + 1) % b.buffers;
+                std::string nk = buf + "#" + std::to_string(age);
+                auto it = r[pipe].find(nk);
+                if (it == r[pipe].end()) {
+                    r[pipe][nk] = p;
+                } else {
+                    State one, two;
+                    one[pipe][nk] = it->second;
+                    two[pipe][nk] = p;
+                    r[pipe][nk] = merge(one, two)[pipe][nk];
+                }
+            }
+        }
+        return r;
+    }
+
+    // The syncs needed before an access set; updates the state.
+    std::vector<Stmt> order(const Accesses &raw) {
+        Accesses a = raw;
+        for (auto &b : a.reads) {
+            b = key(b);
+        }
+        for (auto &b : a.writes) {
+            b = key(b);
+        }
+        std::set<Pipe> need;
+        for (const auto &[q, bufs] : state) {
+            if (q == a.pipe) {
+                continue;
+            }
+            for (const auto &[buf, p] : bufs) {
+                if (p.ordered_for.count(a.pipe)) {
+                    continue;
+                }
+                bool r = std::find(a.reads.begin(), a.reads.end(), buf) != a.reads.end();
+                bool w = std::find(a.writes.begin(), a.writes.end(), buf) != a.writes.end();
+                if ((r && p.write) || (w && (p.read || p.write))) {
+                    need.insert(q);
+                    if (check && emit) {
+                        violations.push_back(std::string(isa::pipe_name(a.pipe)) + (w ? " writes " : " reads ") + buf +
+                                             " while an earlier " + (p.write ? "write" : "read") + " of it on " +
+                                             isa::pipe_name(q) + " is not ordered before it");
+                    }
+                }
+            }
+        }
+        std::vector<Stmt> syncs;
+        for (Pipe q : need) {
+            if (a.pipe == Pipe::S) {
+                syncs.push_back(nir::SyncOp{isa::Op::BARRIER, q, Pipe::S, 0}.make());
+                state.erase(q);
+            } else {
+                syncs.push_back(nir::SyncOp{isa::Op::SET_FLAG, q, a.pipe, 0}.make());
+                syncs.push_back(nir::SyncOp{isa::Op::WAIT_FLAG, q, a.pipe, 0}.make());
+                for (auto &[buf, p] : state[q]) {
+                    p.ordered_for.insert(a.pipe);
+                }
+            }
+        }
+        if (a.pipe != Pipe::S) {
+            for (const auto &b : a.reads) {
+                if (credit_covered(b, a.pipe)) {
+                    continue; // ordered against later writes by the credit protocol
+                }
+                Pending &p = state[a.pipe][b];
+                p.read = true;
+                p.ordered_for = {a.pipe};
+            }
+            for (const auto &b : a.writes) {
+                Pending &p = state[a.pipe][b];
+                p.write = true;
+                p.ordered_for = {a.pipe};
+            }
+        }
+        return syncs;
+    }
+    Stmt with_syncs(const std::vector<Stmt> &syncs, Stmt s) {
+        if (!emit || check || syncs.empty()) {
+            return s;
+        }
+        std::vector<Stmt> all = syncs;
+        all.push_back(s);
+        return Block::make(all);
+    }
+    Stmt scalar_reads(const std::vector<std::string> &reads, Stmt s) {
+        Accesses a;
+        a.reads = reads;
+        return with_syncs(order(a), s);
+    }
+
+    // Check mode: what a sync operation in the IR establishes. Generic syncs
+    // (event 0) are a set immediately followed by its wait, so the wait orders
+    // the destination pipe after everything the source pipe had issued; credit
+    // flags (events >= 1) order the multi-buffered reads the state does not
+    // track (insert_buffer_credits).
+    void apply(const nir::SyncOp &s) {
+        if (s.op == isa::Op::BARRIER) {
+            if (s.src == Pipe::ALL) {
+                state.clear();
+            } else {
+                state.erase(s.src);
+            }
+        } else if (s.op == isa::Op::WAIT_FLAG && s.event == 0) {
+            for (auto &[buf, p] : state[s.src]) {
+                p.ordered_for.insert(s.dst);
+            }
+        }
+    }
+
+    Stmt visit(const Evaluate *op) override {
+        if (check) {
+            if (auto so = nir::as_sync(op)) {
+                apply(*so);
+                return op;
+            }
+        }
+        Accesses a = accesses_of(m_, op);
+        std::vector<Stmt> syncs;
+        if (!a.scalar_reads.empty()) {
+            Accesses s;
+            s.reads = a.scalar_reads;
+            syncs = order(s);
+        }
+        std::vector<Stmt> more = order(a);
+        syncs.insert(syncs.end(), more.begin(), more.end());
+        return with_syncs(syncs, op);
+    }
+    Stmt visit(const Store *op) override { return with_syncs(order(accesses_of(m_, op)), op); }
+    Stmt visit(const LetStmt *op) override {
+        std::vector<Stmt> syncs;
+        Accesses a;
+        a.reads = loads_in(op->value);
+        syncs = order(a);
+        Stmt body = mutate(op->body);
+        return with_syncs(syncs, LetStmt::make(op->name, op->value, body));
+    }
+    Stmt visit(const IfThenElse *op) override {
+        Accesses a;
+        a.reads = loads_in(op->condition);
+        std::vector<Stmt> syncs = order(a);
+        State before = state;
+        Stmt then_case = mutate(op->then_case);
+        State after_then = state;
+        state = before;
+        Stmt else_case = op->else_case.defined() ? mutate(op->else_case) : Stmt();
+        state = merge(after_then, state);
+        return with_syncs(syncs, IfThenElse::make(op->condition, then_case, else_case));
+    }
+    // Orders, before a loop, everything its body will do against the accesses
+    // pending before the loop, so the body does not re-synchronise on them in
+    // every iteration. Only syncs are emitted; nothing is recorded as pending.
+    std::vector<Stmt> hoist(const Stmt &body) {
+        std::vector<Stmt> syncs;
+        for (const Accesses &acc : summarise(body)) {
+            State saved = state;
+            std::vector<Stmt> s = order(acc);
+            // Keep the ordering the syncs established, drop the accesses order() recorded.
+            State after = state;
+            state = saved;
+            for (auto &[pipe, bufs] : state) {
+                auto ait = after.find(pipe);
+                if (ait == after.end()) {
+                    bufs.clear();
+                    continue;
+                }
+                for (auto &[buf, p] : bufs) {
+                    auto bit = ait->second.find(buf);
+                    if (bit != ait->second.end() && !(acc.pipe == pipe)) {
+                        p.ordered_for.insert(bit->second.ordered_for.begin(), bit->second.ordered_for.end());
+                    }
+                }
+            }
+            for (auto it = state.begin(); it != state.end();) {
+                it = after.count(it->first) ? std::next(it) : state.erase(it);
+            }
+            syncs.insert(syncs.end(), s.begin(), s.end());
+        }
+        return syncs;
+    }
+    // Per pipe, the union of the buffers a statement reads and writes.
+    std::vector<Accesses> summarise(const Stmt &body) {
+        std::map<Pipe, Accesses> per;
+        struct Walk : public IRVisitor {
+            SyncAnalysis *self;
+            std::map<Pipe, Accesses> *per;
+            using IRVisitor::visit;
+            void add(const Accesses &a) {
+                Accesses &d = (*per)[a.pipe];
+                d.pipe = a.pipe;
+                append(d.reads, a.reads);
+                append(d.writes, a.writes);
+                if (!a.scalar_reads.empty()) {
+                    Accesses &s = (*per)[Pipe::S];
+                    s.pipe = Pipe::S;
+                    append(s.reads, a.scalar_reads);
+                }
+            }
+            void visit(const Evaluate *op) override { add(accesses_of(self->m_, op)); }
+            void visit(const Store *op) override { add(accesses_of(self->m_, op)); }
+            void visit(const LetStmt *op) override {
+                Accesses a;
+                a.reads = loads_in(op->value);
+                add(a);
+                op->body.accept(this);
+            }
+            void visit(const IfThenElse *op) override {
+                Accesses a;
+                a.reads = loads_in(op->condition);
+                add(a);
+                op->then_case.accept(this);
+                if (op->else_case.defined()) {
+                    op->else_case.accept(this);
+                }
+            }
+        } w;
+        w.self = this;
+        w.per = &per;
+        body.accept(&w);
+        std::vector<Accesses> out;
+        for (auto &kv : per) {
+            out.push_back(kv.second);
+        }
+        return out;
+    }
+
+    Stmt visit(const For *op) override {
+        Accesses a;
+        a.reads = loads_in(op->min);
+        append(a.reads, loads_in(op->extent));
+        std::vector<Stmt> syncs = order(a);
+        if (!check) { // in check mode the hoisted syncs are in the IR before the loop
+            std::vector<Stmt> hoisted = hoist(op->body);
+            syncs.insert(syncs.end(), hoisted.begin(), hoisted.end());
+        }
+        // Fixed point over the loop-carried state (the body may run again, or not at all).
+        State entry = state;
+        const bool saved_emit = emit;
+        emit = false;
+        for (int iter = 0; iter < 16; iter++) {
+            state = entry;
+            mutate(op->body);
+            State next = merge(entry, aged(state, op->name));
+            if (next == entry) {
+                break;
+            }
+            entry = next;
+        }
+        emit = saved_emit;
+        state = entry;
+        Stmt body = mutate(op->body);
+        state = merge(entry, aged(state, op->name));
+        return with_syncs(syncs, For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body));
+    }
+};
+
+
+} // namespace tessel::detail
+
+#endif
