@@ -2,7 +2,8 @@
 #define TESSEL_IDE_VIEWS_HISTORYVIEW_H
 
 // The schedule history from the database (this generator + params + arch),
-// sortable; load a past schedule; save the current run with a note.
+// sortable; load a past schedule; compare two side by side (directives and
+// results); save the current run with a note.
 
 #include <QWidget>
 
@@ -22,6 +23,7 @@ public:
 
 private:
     void loadSelected();
+    void compareSelected();
     Session *m_session;
     QTableView *m_table;
     QSortFilterProxyModel *m_proxy;
