@@ -6,6 +6,7 @@
 #include "npu_target/common/Error.h"
 
 #include <algorithm>
+#include <limits>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -41,6 +42,9 @@ public:
             by_hash_[schedule_hash(space.to_spec(r.c))] = r.c;
         }
         res_.space_size = static_cast<int>(ranked_.size());
+        if (!ranked_.empty() && o.hopeless_ratio > 0) {
+            cutoff_ = ranked_.front().predicted * o.hopeless_ratio;
+        }
         load_previous();
     }
 
@@ -138,7 +142,7 @@ private:
     }
 
     std::optional<Candidate> next_ranked() {
-        while (rank_pos_ < ranked_.size()) {
+        while (rank_pos_ < ranked_.size() && ranked_[rank_pos_].predicted <= cutoff_) {
             const Candidate &c = ranked_[rank_pos_++].c;
             if (take(c)) {
                 return c;
@@ -152,7 +156,7 @@ private:
         if (o_.random_search) {
             for (int i = 0; i < 200; i++) {
                 Candidate c = space_.random(rng_);
-                if (take(c)) {
+                if (key(c, predict(space_, c).cycles) <= cutoff_ && take(c)) {
                     return c;
                 }
             }
@@ -177,7 +181,7 @@ private:
                     continue;
                 }
                 const double pred = key(m, predict(space_, m).cycles);
-                if (!pick || pred < pick->predicted) {
+                if (pred <= cutoff_ && (!pick || pred < pick->predicted)) {
                     pick = Ranked{m, pred};
                 }
             }
@@ -285,6 +289,7 @@ private:
     std::string params_json_, arch_json_, arch_hash_;
     std::vector<Ranked> ranked_;
     size_t rank_pos_ = 0;
+    double cutoff_ = std::numeric_limits<double>::infinity();
     std::map<std::string, Candidate> by_hash_;
     std::set<std::string> seen_;
     std::vector<Measurement> parents_;

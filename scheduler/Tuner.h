@@ -60,6 +60,10 @@ struct TuneOptions {
     // "efficiency" (t_phys / cycles: a split over c cores must be c times faster
     // to win; the model ranks by predicted cycles x cores) or "cycles" (fastest).
     std::string objective = "efficiency";
+    // Candidates the model predicts more than this many times slower than its
+    // best are never measured (a scalar or tiny-tile schedule of a big problem
+    // can take minutes to simulate); 0 = measure anything. Applies to both searches.
+    double hopeless_ratio = 20;
     std::function<void(const TuneProgress &)> on_progress; // after each measurement (any thread, serialised)
     const std::atomic<bool> *cancel = nullptr;
 };

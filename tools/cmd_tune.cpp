@@ -102,7 +102,7 @@ int run_tune(const TuneCliOptions &o) {
     const bool tty = isatty(fileno(stderr));
     if (!o.quiet) {
         t.on_progress = [&](const sched::TuneProgress &p) {
-            std::fprintf(stderr, "%s[%5.1fs] measured %d (%d failed, %d skipped as measured before)  best efficiency %.3f (%lld cycles)  ETA %s%s",
+            std::fprintf(stderr, "%s[%5.1fs] measured %d (%d failed, %d skipped: already measured)  best efficiency %.3f (%lld cycles)  ETA %s%s",
                          tty ? "\r" : "", p.elapsed_s, p.measured, p.failed, p.skipped, p.best_efficiency,
                          static_cast<long long>(p.best_cycles), fmt_eta(std::max(0.0, p.budget_s - p.elapsed_s)).c_str(),
                          tty ? "   " : "\n");
@@ -123,7 +123,7 @@ int run_tune(const TuneCliOptions &o) {
         failed += m.verified ? 0 : 1;
     }
     std::printf("space: %d legal candidates; measured %zu in %.1f s (%d failed to compile or verify), %zu results "
-                "loaded from the database, %d candidates skipped as measured before\n",
+                "loaded from the database, %d candidates skipped as already measured (this run or before)\n",
                 r.space_size, r.measured.size(), r.elapsed_s, failed, r.previous.size(), r.skipped);
     if (!r.db_error.empty()) {
         std::printf("warning: recording in the database failed: %s\n", r.db_error.c_str());

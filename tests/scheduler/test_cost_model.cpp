@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <iostream>
 #include <map>
 
 using namespace tessel;
@@ -96,6 +97,8 @@ TEST(CostModel, FastAndCloseToTheSimulatorOnTheHandSchedule) {
     }
     const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
     EXPECT_LT(us / static_cast<double>(all.size()), 500.0) << "per prediction";
+    std::cout << all.size() << " candidates predicted in " << us / 1000 << " ms ("
+              << us / static_cast<double>(all.size()) << " us each)\n";
 
     const Candidate hand = matrix(128, 128, 64, 2);
     const Candidate worse = matrix(32, 32, 16, 1);
