@@ -9,6 +9,8 @@
 #include "npu_target/common/Error.h"
 #include "scheduler/Tuner.h"
 
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -80,6 +82,14 @@ std::vector<std::string> hand_schedules(const std::string &generator, const Para
     return out;
 }
 
+// Ctrl-C stops starting measurements; the running ones finish, are recorded,
+// and the report is printed (a second Ctrl-C kills the process).
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_sigint(int) {
+    g_interrupted = true;
+    std::signal(SIGINT, SIG_DFL);
+}
+
 std::string fmt_eta(double s) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%d:%02d", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
@@ -114,7 +124,13 @@ int run_tune(const TuneCliOptions &o) {
                 o.random ? "random" : "model-seeded evolutionary", t.db_path.empty() ? "" : ", database ",
                 t.db_path.c_str());
     std::fflush(stdout);
+    t.cancel = &g_interrupted;
+    std::signal(SIGINT, on_sigint);
     sched::TuneResult r = sched::tune(t);
+    std::signal(SIGINT, SIG_DFL);
+    if (g_interrupted) {
+        std::printf("interrupted: the measurements so far are recorded; run the same command to resume\n");
+    }
     if (!o.quiet && tty) {
         std::fprintf(stderr, "\n");
     }
