@@ -205,6 +205,8 @@ private:
             m.cycles = r.cycles.value_or(0);
             m.t_phys_cycles = r.t_phys_cycles.value_or(0);
             m.efficiency = r.efficiency.value_or(0);
+            m.max_error = r.max_abs_error;
+            m.compile_ms = r.compile_ms;
             for (const Diagnostic &d : r.diagnostics) {
                 if (d.severity == Diagnostic::Error) {
                     m.error += (m.error.empty() ? "" : "; ") + d.message;
@@ -246,6 +248,10 @@ private:
                 rr.result.t_phys_cycles = m.t_phys_cycles;
             }
             rr.result.verified = m.verified;
+            if (m.cycles > 0) {
+                rr.result.max_error = m.max_error;
+            }
+            rr.result.compile_ms = m.compile_ms;
             rr.result.error_text = m.error;
             rr.result.tool_version = "tessel-tune 0.1";
             try {

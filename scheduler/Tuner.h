@@ -32,6 +32,8 @@ struct Measurement {
     int64_t cycles = 0;         // simulated
     int64_t t_phys_cycles = 0;
     double efficiency = 0;
+    double max_error = 0;       // largest |NPU - CPU| difference
+    double compile_ms = 0;
     std::string error;          // compile or verification failure
     double at_seconds = 0;      // when it finished, from the start of the tuning run
     bool from_database = false; // a result of an earlier run (resume)

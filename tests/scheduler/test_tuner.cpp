@@ -76,7 +76,7 @@ TEST(Tuner, TenSecondsOnASmallGemmRecordsEverythingAndBeatsNaive) {
         EXPECT_TRUE(h.predicted_cycles.has_value());
         EXPECT_EQ(h.tool_version, "tessel-tune 0.1");
         if (h.verified) {
-            EXPECT_TRUE(h.simulated_cycles && h.t_phys_cycles && h.efficiency);
+            EXPECT_TRUE(h.simulated_cycles && h.t_phys_cycles && h.efficiency && h.max_error && h.compile_ms);
         } else {
             EXPECT_FALSE(h.error_text.empty());
         }
