@@ -2,6 +2,7 @@
 
 #include "dsl/Generator.h"
 #include "npu_target/common/Error.h"
+#include "npu_target/ir/NpuIR.h"
 
 #include <map>
 
@@ -13,41 +14,14 @@ namespace tessel {
 
 using namespace Halide;
 
-Type halide_type(DType t) {
-    switch (t) {
-    case DType::Int8:
-        return Int(8);
-    case DType::UInt8:
-        return UInt(8);
-    case DType::Int16:
-        return Int(16);
-    case DType::Int32:
-        return Int(32);
-    case DType::FP16:
-        return Float(16);
-    case DType::BF16:
-        return BFloat(16);
-    case DType::FP32:
-        return Float(32);
-    }
-    return Type();
-}
+Type halide_type(DType t) { return nir::halide_type_of(t); }
 
 DType dtype_of(const Type &t, const std::string &what) {
-    if (t == Int(8))
-        return DType::Int8;
-    if (t == UInt(8))
-        return DType::UInt8;
-    if (t == Int(16))
-        return DType::Int16;
-    if (t == Int(32))
-        return DType::Int32;
-    if (t == Float(16))
-        return DType::FP16;
-    if (t == BFloat(16))
-        return DType::BF16;
-    if (t == Float(32))
-        return DType::FP32;
+    if (t.is_scalar()) {
+        if (auto d = nir::dtype_of_type(t)) {
+            return *d;
+        }
+    }
     std::ostringstream os;
     os << t;
     user_error(what, " has type ", os.str(), ", which the NPU does not support (int8, uint8, int16, int32, fp16, bf16, fp32)");

@@ -3,6 +3,7 @@
 #include "dsl/HalidePipeline.h"
 #include "dsl/Lowering.h"
 #include "npu_target/arch/ArchSpec.h"
+#include "npu_target/ir/NpuIR.h"
 #include "npu_target/lower/Specialize.h"
 
 #include <algorithm>
@@ -15,20 +16,10 @@ using namespace Halide::Internal;
 
 namespace {
 
+// The element type of a (cast of a) multiplication operand.
 std::optional<DType> operand_dtype(const Expr &e) {
-    Expr x = e;
-    if (const Cast *c = x.as<Cast>()) {
-        x = c->value;
-    }
-    Type t = x.type().element_of();
-    if (t == Int(8)) return DType::Int8;
-    if (t == UInt(8)) return DType::UInt8;
-    if (t == Int(16)) return DType::Int16;
-    if (t == Float(16)) return DType::FP16;
-    if (t == BFloat(16)) return DType::BF16;
-    if (t == Float(32)) return DType::FP32;
-    if (t == Int(32)) return DType::Int32;
-    return std::nullopt;
+    const Cast *c = e.as<Cast>();
+    return nir::dtype_of_type(c ? c->value.type() : e.type());
 }
 
 // Counts arithmetic over the unscheduled (compute_root) lowering.

@@ -224,6 +224,47 @@ std::optional<SyncOp> as_sync(const Stmt &s) {
     return o;
 }
 
+std::optional<DType> dtype_of_type(const Type &type) {
+    const Type t = type.element_of();
+    if (t == Int(8)) return DType::Int8;
+    if (t == UInt(8)) return DType::UInt8;
+    if (t == Int(16)) return DType::Int16;
+    if (t == Int(32)) return DType::Int32;
+    if (t == Float(16)) return DType::FP16;
+    if (t == BFloat(16)) return DType::BF16;
+    if (t == Float(32)) return DType::FP32;
+    return std::nullopt;
+}
+
+Type halide_type_of(DType t) {
+    switch (t) {
+    case DType::Int8: return Int(8);
+    case DType::UInt8: return UInt(8);
+    case DType::Int16: return Int(16);
+    case DType::Int32: return Int(32);
+    case DType::FP16: return Float(16);
+    case DType::BF16: return BFloat(16);
+    case DType::FP32: return Float(32);
+    }
+    return Type();
+}
+
+std::optional<int64_t> affine_coefficient(const Expr &index, const std::string &var) {
+    if (!index.defined()) {
+        return 0;
+    }
+    Expr at0 = substitute(var, make_zero(Int(32)), index);
+    Expr step = simplify(substitute(var, make_one(Int(32)), index) - at0); // keeps the constant alive
+    const int64_t *k = as_const_int(step);
+    if (!k) {
+        return std::nullopt;
+    }
+    if (!can_prove(index == at0 + make_const(Int(32), *k) * Variable::make(Int(32), var))) {
+        return std::nullopt;
+    }
+    return *k;
+}
+
 uint32_t NpuModule::provenance_id(const std::string &func, const std::string &loop) {
     std::string var = loop.substr(loop.rfind('.') == std::string::npos ? 0 : loop.rfind('.') + 1);
     std::string dir;

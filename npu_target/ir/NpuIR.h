@@ -136,6 +136,16 @@ struct NpuModule {
     const BufferInfo &buffer(const std::string &name) const; // internal error if absent
 };
 
+/** The NPU element type of a Halide type (of its elements), or nullopt. */
+std::optional<DType> dtype_of_type(const Halide::Type &t);
+/** The Halide type of an NPU element type. */
+Halide::Type halide_type_of(DType t);
+
+/** The constant coefficient of `var` in `index` when `index` is affine in it
+ * (index == index[var := 0] + c * var, proved); nullopt otherwise. An undefined
+ * index has coefficient 0. */
+std::optional<int64_t> affine_coefficient(const Expr &index, const std::string &var);
+
 /** The pipe an operation runs on (S for scalar statements). */
 isa::Pipe pipe_of_engine(const ArchSpec &arch, int engine);
 

@@ -1,5 +1,7 @@
 #include "npu_target/lower/DmaInference.h"
 
+#include "npu_target/ir/NpuIR.h"
+
 #include <algorithm>
 #include <sstream>
 
@@ -15,26 +17,6 @@ struct LoopVar {
     Expr min;
     int64_t extent;
 };
-
-// The coefficient of `var` in the affine `index`, if constant and linear.
-std::optional<int64_t> coefficient(const Expr &index, const std::string &var) {
-    Expr v = Variable::make(Int(32), var);
-    Expr at0 = substitute(var, make_zero(Int(32)), index);
-    Expr at1 = substitute(var, make_one(Int(32)), index);
-    Expr at2 = substitute(var, make_const(Int(32), 2), index);
-    Expr c = simplify(at1 - at0);
-    Expr c2 = simplify(at2 - at1);
-    const int64_t *k = as_const_int(c);
-    const int64_t *k2 = as_const_int(c2);
-    if (!k || !k2 || *k != *k2) {
-        return std::nullopt;
-    }
-    // Confirm linearity symbolically: index == at0 + k * v.
-    if (!can_prove(index == at0 + make_const(Int(32), *k) * v)) {
-        return std::nullopt;
-    }
-    return *k;
-}
 
 } // namespace
 
@@ -105,8 +87,8 @@ std::optional<CopyPattern> match_copy(const Stmt &body, std::string *reason) {
         lidx = rl->base;
     }
     for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
-        auto cs = coefficient(sidx, it->name);
-        auto cl = coefficient(lidx, it->name);
+        auto cs = nir::affine_coefficient(sidx, it->name);
+        auto cl = nir::affine_coefficient(lidx, it->name);
         if (!cs || !cl) {
             return fail("index is not affine in loop " + it->name);
         }

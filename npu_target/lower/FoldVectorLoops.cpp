@@ -9,22 +9,6 @@ using namespace Halide::Internal;
 
 namespace {
 
-std::optional<int64_t> coeff(const Expr &index, const std::string &var) {
-    if (!index.defined()) {
-        return 0;
-    }
-    Expr d = simplify(substitute(var, make_one(Int(32)), index) - substitute(var, make_zero(Int(32)), index));
-    const int64_t *k = as_const_int(d);
-    if (!k) {
-        return std::nullopt;
-    }
-    Expr v = Variable::make(Int(32), var);
-    if (!can_prove(index == substitute(var, make_zero(Int(32)), index) + make_const(Int(32), *k) * v)) {
-        return std::nullopt;
-    }
-    return *k;
-}
-
 class Fold : public IRMutator {
 public:
     explicit Fold(nir::NpuModule &m) : m_(m) {}
@@ -109,7 +93,7 @@ private:
                     c = tl->second; // one row of the (now taller) scratch per iteration
                     r.index = r.index + (var - op->min) * make_const(Int(32), c);
                 } else {
-                    auto k = coeff(r.index, op->name);
+                    auto k = nir::affine_coefficient(r.index, op->name);
                     if (!k || *k > INT32_MAX || *k < INT32_MIN) {
                         return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
                     }

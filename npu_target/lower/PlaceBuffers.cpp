@@ -100,15 +100,7 @@ nir::NpuModule place_buffers(const nir::NpuModule &in) {
         b.is_arg = true;
         b.arg_index = static_cast<int>(i);
         b.offset = 0;
-        switch (in.args[i].dtype) {
-        case DType::Int8: b.type = Int(8); break;
-        case DType::UInt8: b.type = UInt(8); break;
-        case DType::Int16: b.type = Int(16); break;
-        case DType::Int32: b.type = Int(32); break;
-        case DType::FP16: b.type = Float(16); break;
-        case DType::BF16: b.type = BFloat(16); break;
-        case DType::FP32: b.type = Float(32); break;
-        }
+        b.type = nir::halide_type_of(in.args[i].dtype);
         m.buffers[b.name] = b;
     }
     CollectAllocations c(m);

@@ -12,18 +12,6 @@ using isa::Op;
 
 namespace {
 
-std::optional<DType> dtype_of_type(const Type &t) {
-    Type e = t.element_of();
-    if (e == Int(8)) return DType::Int8;
-    if (e == UInt(8)) return DType::UInt8;
-    if (e == Int(16)) return DType::Int16;
-    if (e == Int(32)) return DType::Int32;
-    if (e == Float(16)) return DType::FP16;
-    if (e == BFloat(16)) return DType::BF16;
-    if (e == Float(32)) return DType::FP32;
-    return std::nullopt;
-}
-
 // A vector operand: a strided run in a buffer, or a scalar to broadcast.
 struct Operand {
     bool is_scalar = false;
@@ -69,7 +57,7 @@ private:
         return it != m_.buffers.end() && it->second.level == m_.arch->vector.level;
     }
     bool dtype_ok(const Type &t, std::string &why) const {
-        auto d = dtype_of_type(t);
+        auto d = nir::dtype_of_type(t);
         const auto &dts = m_.arch->vector.dtypes;
         if (!d || (!dts.empty() && std::find(dts.begin(), dts.end(), *d) == dts.end())) {
             std::ostringstream os;
@@ -163,7 +151,7 @@ private:
     nir::VecOp base(Op op, const Type &t, const Operand &dst) {
         nir::VecOp v;
         v.op = op;
-        v.dtype = *dtype_of_type(t);
+        v.dtype = *nir::dtype_of_type(t);
         v.dtype2 = v.dtype;
         v.dst = dst.ref;
         v.stride[0] = dst.stride;
@@ -227,7 +215,7 @@ private:
         if (const Cast *c = e.as<Cast>()) {
             Operand a = vector_operand(c->value);
             nir::VecOp v = base(Op::VCAST, c->value.type(), *dst);
-            v.dtype2 = *dtype_of_type(t);
+            v.dtype2 = *nir::dtype_of_type(t);
             v.a = a.ref;
             v.stride[1] = a.stride;
             push(v);

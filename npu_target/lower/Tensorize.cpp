@@ -21,31 +21,11 @@ std::string text(const Stmt &s) {
     return os.str();
 }
 
-// Coefficient of var in an affine index (nullopt if not constant/linear).
-std::optional<int64_t> coeff(const Expr &index, const std::string &var) {
-    Expr d = simplify(substitute(var, make_one(Int(32)), index) - substitute(var, make_zero(Int(32)), index));
-    const int64_t *k = as_const_int(d);
-    if (!k) {
-        return std::nullopt;
-    }
-    return *k;
-}
-
 const Load *strip_cast_load(const Expr &e) {
     if (const Cast *c = e.as<Cast>()) {
         return c->value.as<Load>();
     }
     return e.as<Load>();
-}
-
-std::optional<DType> dtype_of(const Type &t) {
-    if (t == Int(8)) return DType::Int8;
-    if (t == UInt(8)) return DType::UInt8;
-    if (t == Int(16)) return DType::Int16;
-    if (t == Float(16)) return DType::FP16;
-    if (t == BFloat(16)) return DType::BF16;
-    if (t == Float(32)) return DType::FP32;
-    return std::nullopt;
 }
 
 class Tensorizer : public IRMutator {
@@ -186,7 +166,7 @@ private:
             const NestLoop *lm = nullptr, *ln = nullptr, *lk = nullptr;
             int64_t cm_c = 0, cm_a = 0, cn_c = 0, cn_b = 0, ck_a = 0, ck_b = 0;
             for (const NestLoop &l : loops) {
-                auto c_c = coeff(ic, l.name), c_a = coeff(xa, l.name), c_b = coeff(xb, l.name);
+                auto c_c = nir::affine_coefficient(ic, l.name), c_a = nir::affine_coefficient(xa, l.name), c_b = nir::affine_coefficient(xb, l.name);
                 if (!c_c || !c_a || !c_b) {
                     return false;
                 }
@@ -228,7 +208,7 @@ private:
             std::swap(la, lb);
         }
         check_operands(op, la->type, st->value.type(), top);
-        auto dt = dtype_of(la->type);
+        auto dt = nir::dtype_of_type(la->type);
         op.dtype = *dt;
         op.prov = m_.provenance_id(req_.func, top->name);
         if (!zero_init_) {
@@ -249,7 +229,7 @@ private:
 
     void check_operands(const nir::MmadOp &op, const Type &in_t, const Type &acc_t, const For *top) {
         const MatrixUnit &mu = m_.arch->matrix;
-        auto dt = dtype_of(in_t);
+        auto dt = nir::dtype_of_type(in_t);
         std::ostringstream ty;
         ty << in_t;
         if (!dt || !mu.shapes.count(*dt)) {
@@ -260,8 +240,8 @@ private:
             user_error(where(), ": the matrix unit of ", m_.arch->name, " does not multiply ", ty.str(), " (it takes ", have, ")");
         }
         auto acc = mu.accumulators.find(*dt);
-        auto want = dtype_of(acc_t);
-        if (acc_t == Int(32) ? acc->second != DType::Int32 : (!want || acc->second != *want)) {
+        auto want = nir::dtype_of_type(acc_t);
+        if (!want || acc->second != *want) {
             std::ostringstream os;
             os << acc_t;
             user_error(where(), ": the matrix unit accumulates ", ty.str(), " in ", dtype_name(acc->second), ", but ",

@@ -10,6 +10,14 @@
 
 namespace tessel::test {
 
+std::string failure(const NpuRun &r) {
+    std::string s = "seed " + std::to_string(r.seed) + ": " + r.cmp.message;
+    for (const auto &d : r.backend.diagnostics) {
+        s += "\n  " + d.message;
+    }
+    return s;
+}
+
 uint64_t fresh_seed() {
     std::random_device rd;
     return (static_cast<uint64_t>(rd()) << 32) | rd();

@@ -26,6 +26,9 @@ struct NpuRun {
 NpuRun run_npu(const std::string &generator, const ParamMap &params, const ScheduleSpec &schedule,
                const std::string &arch, uint64_t seed, double atol = 0, double rtol = 0);
 
+/** "seed N: <comparison>" and the backend's diagnostics, for a failing test's message. */
+std::string failure(const NpuRun &r);
+
 /** A fresh seed from std::random_device (printed by failing tests). */
 uint64_t fresh_seed();
 

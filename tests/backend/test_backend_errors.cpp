@@ -1,11 +1,14 @@
 // User-facing errors of the backend, one test per message, asserting the text.
 #include "dsl/Compile.h"
+#include "samples/gemm/GemmSchedules.h"
+#include "tests/dsl/DslTestUtil.h"
 #include "npu_target/arch/ArchSpec.h"
 #include "npu_target/sim/Simulator.h"
 
 #include <gtest/gtest.h>
 
 using namespace tessel;
+using tessel::test::first_error;
 
 namespace {
 
@@ -18,14 +21,6 @@ CompileResult compile_gemm(const ScheduleSpec &s, const ParamMap &params, const 
     return compile(r);
 }
 
-std::string first_error(const CompileResult &r) {
-    for (const auto &d : r.diagnostics) {
-        if (d.severity == Diagnostic::Error) {
-            return d.message;
-        }
-    }
-    return "(no error)";
-}
 
 } // namespace
 
@@ -91,18 +86,7 @@ TEST(BackendErrors, DroppingAWaitFlagIsCaughtAsARace) {
     CompileRequest req;
     req.generator = "gemm";
     req.params = {{"M", "32"}, {"N", "32"}, {"K", "32"}, {"dtype", "int8"}};
-    Schedule s;
-    s.func("C").tile("j", "i", "jo", "io", "ji", "ii", 16, 16);
-    s.func("acc").compute_at("C", "jo");
-    s.func("acc").update(0).split("k", "ko", "ki", 16);
-    s.func("acc").update(0).reorder({"j", "i", "ki", "ko"});
-    s.stage("A", "L1").at("acc", "ko");
-    s.stage("B", "L1").at("acc", "ko");
-    s.stage("A", "L0A").at("acc", "ko");
-    s.stage("B", "L0B").at("acc", "ko");
-    s.func("acc").accumulate_in("L0C");
-    s.func("acc").update(0).tensorize();
-    req.schedule = s.spec();
+    req.schedule = gemm_ascend_tensorized(16, 16, 16, 1);
     CompileResult r = compile(req);
     ASSERT_TRUE(r.ok) << first_error(r);
     ArchSpec arch = load_arch("ascend-like");

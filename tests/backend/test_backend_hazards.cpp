@@ -4,6 +4,7 @@
 #include "dsl/NpuCompile.h"
 #include "npu_target/common/Error.h"
 #include "npu_target/passes/CheckHazards.h"
+#include "samples/gemm/GemmSchedules.h"
 
 #include <gtest/gtest.h>
 
@@ -36,21 +37,10 @@ nir::NpuModule synced_gemm() {
     ArchSpec arch = load_arch("ascend-like");
     static ArchSpec keep; // the module points at its arch
     keep = arch;
-    Schedule s;
-    s.func("C").tile("j", "i", "jo", "io", "ji", "ii", 16, 16);
-    s.func("acc").compute_at("C", "jo");
-    s.func("acc").update(0).split("k", "ko", "ki", 16);
-    s.func("acc").update(0).reorder({"j", "i", "ki", "ko"});
-    s.stage("A", "L1").at("acc", "ko");
-    s.stage("B", "L1").at("acc", "ko");
-    s.stage("A", "L0A").at("acc", "ko");
-    s.stage("B", "L0B").at("acc", "ko");
-    s.func("acc").accumulate_in("L0C");
-    s.func("acc").update(0).tensorize();
     HalidePipeline p = build_halide_pipeline("gemm", {{"M", "32"}, {"N", "32"}, {"K", "32"}, {"dtype", "int8"}});
     PassOptions opt;
     opt.stop_after = "insert_sync";
-    NpuBuild b = build_npu(p, s.spec(), keep, opt);
+    NpuBuild b = build_npu(p, gemm_ascend_tensorized(16, 16, 16, 1), keep, opt);
     return b.backend.module;
 }
 

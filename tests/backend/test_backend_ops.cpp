@@ -21,13 +21,6 @@ using namespace tessel::test;
 
 namespace {
 
-std::string failure(const NpuRun &r) {
-    std::string s = "seed " + std::to_string(r.seed) + ": " + r.cmp.message;
-    for (const auto &d : r.backend.diagnostics) {
-        s += "\n  " + d.message;
-    }
-    return s;
-}
 
 // TESSEL_OPS_VERBOSE=1 prints each run's figures and the backend's diagnostics
 // (the numbers quoted in samples/*/README.md).

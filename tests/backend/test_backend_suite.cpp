@@ -14,13 +14,6 @@ using namespace tessel::test;
 
 namespace {
 
-std::string failure(const NpuRun &r) {
-    std::string s = "seed " + std::to_string(r.seed) + ": " + r.cmp.message;
-    for (const auto &d : r.backend.diagnostics) {
-        s += "\n  " + d.message;
-    }
-    return s;
-}
 
 int vector_ops(const NpuRun &r) {
     int n = 0;

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 using namespace tessel;
+using tessel::test::first_error;
 using tessel::test::read_text;
 using tessel::test::source_path;
 using tessel::test::user_error_text;
@@ -48,15 +49,6 @@ CompileResult compile_gemm(const ScheduleSpec &s, const ParamMap &params = {}, c
     return compile(r);
 }
 
-// The first error of compiling `s` on GEMM, with the directive it names.
-std::string first_error(const CompileResult &r) {
-    for (const auto &d : r.diagnostics) {
-        if (d.severity == Diagnostic::Error) {
-            return d.message;
-        }
-    }
-    return "(no error)";
-}
 
 // Halide makes Func names unique per process ("acc$3"); a second instantiation of
 // a generator in one test differs from the first only by these suffixes.
