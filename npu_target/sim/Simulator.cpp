@@ -153,7 +153,8 @@ private:
     }
 
     void trace(Core &c, int p, uint64_t s, uint64_t e, uint32_t pc, const isa::Instr &in, int64_t bytes,
-               const std::string &src, const std::string &dst, const char *stall) {
+               const std::string &src, const std::string &dst, const char *stall, const Range *ranges = nullptr,
+               int nr = 0) {
         if (!m_.opt.trace) {
             return;
         }
@@ -169,6 +170,9 @@ private:
         ev.dst = dst;
         ev.prov = in.prov;
         ev.stall = stall;
+        for (int i = 0; i < nr; i++) {
+            ev.accesses.push_back(TraceAccess{ranges[i].level, ranges[i].lo, ranges[i].hi, ranges[i].write});
+        }
         m_.report.trace.push_back(std::move(ev));
     }
 
@@ -335,7 +339,7 @@ private:
         ps.last_complete = std::max(ps.last_complete, visible);
         ps.last_op = in.op;
         ps.last_end = end;
-        trace(c, p, t, end, h.pc, in, bytes, src, dst, why);
+        trace(c, p, t, end, h.pc, in, bytes, src, dst, why, ranges, nr);
     }
 
     [[noreturn]] void deadlock() {

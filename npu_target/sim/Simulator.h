@@ -24,6 +24,14 @@ struct SimOptions {
     bool check_races = true;  // report unsynchronised cross-pipe accesses as SimErrors
 };
 
+/** A byte range [lo, hi) of memory level `level` (index into ArchSpec::memories;
+ * GM ranges use GM addresses) that a traced instruction read or wrote. */
+struct TraceAccess {
+    int level = 0;
+    uint64_t lo = 0, hi = 0;
+    bool write = false;
+};
+
 /** One executed instruction (or one flag wait) on one core's pipe. */
 struct TraceEvent {
     int core = 0;
@@ -35,6 +43,7 @@ struct TraceEvent {
     std::string src, dst;        // memory levels (DMA, vector, matrix)
     isa::ProvenanceId prov = 0;
     std::string stall;           // why it started late or ran long ("" if it did not)
+    std::vector<TraceAccess> accesses; // DMA, vector, matrix: the ranges it read and wrote (what the race check sees)
 };
 
 struct PipeStats {
