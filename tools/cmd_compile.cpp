@@ -56,29 +56,6 @@ std::vector<std::string> split_list(const std::string &s) {
     return out;
 }
 
-std::string tiling_text(const CompileResult &r) {
-    std::ostringstream os;
-    for (const auto &b : r.tiling.buffers) {
-        os << b.name << " (" << b.source << ") in " << b.level << ": [";
-        for (size_t i = b.extents.size(); i-- > 0;) {
-            os << b.extents[i] << (i ? " x " : "");
-        }
-        os << "] " << b.bytes << " B";
-        if (b.buffers > 1) {
-            os << " x" << b.buffers;
-        }
-        if (!b.directive.empty()) {
-            os << " [" << b.directive << "]";
-        }
-        os << "\n  at";
-        for (const auto &l : b.loops) {
-            os << " " << l.first << "(" << l.second << ")";
-        }
-        os << "\n";
-    }
-    return os.str();
-}
-
 std::string lifetimes_text(const CompileResult &r) {
     std::ostringstream os;
     os << "level  buffer  offset  bytes  copies  first  last  directive\n";
@@ -113,7 +90,7 @@ std::string emitted(const CompileResult &r, const std::string &kind) {
         return std::string(b.begin(), b.end());
     }
     if (kind == "tiling") {
-        return tiling_text(r);
+        return tiling_text(r.tiling);
     }
     if (kind == "lifetimes") {
         return lifetimes_text(r);

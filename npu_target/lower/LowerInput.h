@@ -45,12 +45,26 @@ struct TiledBuffer {
     int64_t bytes = 0;                 // one copy
     int buffers = 1;
     std::string directive;
-    std::vector<std::pair<std::string, int64_t>> loops; // enclosing loops (outermost first): name, trip count
+    std::vector<std::pair<std::string, int64_t>> loops; // enclosing loops (outermost first): name, trip count (-1: not constant)
+    // Where the box sits, for the tiling view: `origin` is the kernel argument
+    // it holds a box of (a staged input, through every staging level, or the
+    // output an accumulator is written back to; "" = not known: no DMA with an
+    // affine offset reaches it). Per dimension d of that argument (innermost
+    // first), the box's first element for given values of the enclosing loop
+    // variables is origin_base[d] + sum over l of origin_coeffs[d][l] * loops[l]'s value.
+    std::string origin;
+    std::vector<int64_t> origin_base;
+    std::vector<std::vector<int64_t>> origin_coeffs; // [dimension][loop]
 };
 
 struct TilingPlan {
     std::vector<TiledBuffer> buffers;
 };
+
+/** The plan as text (`tessel compile --emit tiling`, the golden test): per
+ * buffer its shape, level, copies and directive, the loops around it and, when
+ * known, where its box sits in the argument it holds ("A[io*16, ko*16]"). */
+std::string tiling_text(const TilingPlan &p);
 
 struct LowerInput {
     std::string kernel_name;

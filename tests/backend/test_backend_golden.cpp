@@ -1,4 +1,4 @@
-// Golden files: the NPU IR after every backend pass and the assembly, for a
+// Golden files: the NPU IR after every backend pass, the assembly and the tiling plan, for a
 // small tensorized GEMM (32x32x32 fp16 on ascend-like, 16x16 tiles, k chunks of
 // 16, everything double-buffered). Each file starts with '#' lines saying why
 // the output is right; those lines are kept and not compared. After an
@@ -71,4 +71,5 @@ TEST(BackendGolden, NpuIrAfterEveryPassAndAssembly) {
         check_golden("gemm_small." + pass + ".txt", text);
     }
     check_golden("gemm_small.s", r.asm_text);
+    check_golden("gemm_small.tiling.txt", tiling_text(r.tiling));
 }
