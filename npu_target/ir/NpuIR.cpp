@@ -322,6 +322,9 @@ std::string to_string(const NpuModule &m) {
             os << " x" << b.buffers;
             if (!b.rotate_loop.empty()) {
                 os << " rotating on " << b.rotate_loop;
+                if (!b.rotate_scope.empty() && b.rotate_scope != b.rotate_loop) {
+                    os << " across " << b.rotate_scope;
+                }
             }
         }
         if (b.offset >= 0) {

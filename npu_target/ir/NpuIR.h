@@ -109,6 +109,12 @@ struct BufferInfo {
     int arg_index = -1;
     int64_t offset = -1;     // byte offset in the level (set by allocate_buffers)
     std::string rotate_loop; // multi-buffered: the loop whose iterations rotate the copies (set by multi_buffer)
+    /** Multi-buffered: the outermost loop the rotation continues across (set by
+     * multi_buffer). The copy index counts executions of rotate_loop's body
+     * from here, so the copies keep rotating when an enclosing loop starts its
+     * next iteration instead of restarting at copy 0; the buffer's space and its
+     * credits live for this whole loop (allocate_buffers, insert_buffer_credits). */
+    std::string rotate_scope;
     std::vector<isa::Pipe> credit_readers; // reader pipes ordered by the credit protocol (set by insert_buffer_credits)
     int64_t bytes() const { return elems * type.bytes(); }
     /** Bytes of one copy, rounded up to the level's alignment (copies are laid out back to back). */

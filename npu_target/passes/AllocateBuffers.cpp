@@ -2,6 +2,7 @@
 
 #include "npu_target/common/Error.h"
 
+#include <set>
 #include <sstream>
 
 namespace tessel {
@@ -30,6 +31,7 @@ private:
     std::map<std::string, int64_t> top_;       // level -> bytes in use
     std::map<std::string, std::vector<std::string>> live_; // level -> live buffers (for messages)
     int64_t counter_ = 0;
+    std::set<std::string> held_; // placed at their rotation scope
     using IRVisitor::visit;
 
     void visit(const Evaluate *op) override {
@@ -40,8 +42,9 @@ private:
         counter_++;
         IRVisitor::visit(op);
     }
-    void visit(const Allocate *op) override {
-        nir::BufferInfo &b = m_.buffers.at(op->name);
+    // Places `name` on top of its level's stack and opens its lifetime.
+    nir::BufferLifetime place(const std::string &name) {
+        nir::BufferInfo &b = m_.buffers.at(name);
         const MemoryLevel &L = *m_.arch->find_level(b.level);
         const int64_t align = std::max(1, L.alignment);
         const int64_t copy = b.copy_bytes(*m_.arch);
@@ -50,7 +53,7 @@ private:
         bool overflow = false;
         if (static_cast<uint64_t>(at + total) > L.size_bytes) {
             std::ostringstream os;
-            os << "buffer " << op->name << " (" << b.elems << " x " << b.type << " = " << kib(b.bytes());
+            os << "buffer " << name << " (" << b.elems << " x " << b.type << " = " << kib(b.bytes());
             if (b.buffers > 1) {
                 os << ", buffers=" << b.buffers;
             }
@@ -71,12 +74,11 @@ private:
             overflow = true;
         }
         b.offset = at;
-        const int64_t saved = top_[b.level];
         top_[b.level] = at + total;
         m_.level_peak_bytes[b.level] = std::max(m_.level_peak_bytes[b.level], top_[b.level]);
-        live_[b.level].push_back(op->name);
+        live_[b.level].push_back(name);
         nir::BufferLifetime lt;
-        lt.name = op->name;
+        lt.name = name;
         lt.level = b.level;
         lt.offset = at;
         lt.bytes = copy;
@@ -84,11 +86,44 @@ private:
         lt.first = counter_;
         lt.directive = b.directive;
         lt.overflow = overflow;
-        op->body.accept(this);
+        return lt;
+    }
+    // Closes the lifetime opened by place(); the caller restores the stack top.
+    void release(nir::BufferLifetime lt) {
         lt.last = counter_;
         m_.lifetimes.push_back(lt);
-        live_[b.level].pop_back();
-        top_[b.level] = saved;
+        live_[lt.level].pop_back();
+    }
+
+    // A multi-buffered buffer whose copies rotate across this loop
+    // (multi_buffer's rotate_scope) holds its space for the whole loop: a reader
+    // may still use a copy after the inner loop ends, until the credits return.
+    void visit(const For *op) override {
+        std::vector<nir::BufferLifetime> held;
+        std::map<std::string, int64_t> saved = top_;
+        for (const auto &[name, b] : m_.buffers) {
+            if (b.buffers > 1 && b.rotate_scope == op->name && !held_.count(name)) {
+                held.push_back(place(name));
+                held_.insert(name);
+            }
+        }
+        IRVisitor::visit(op);
+        for (size_t i = held.size(); i-- > 0;) {
+            held_.erase(held[i].name);
+            release(held[i]);
+        }
+        top_ = saved;
+    }
+    void visit(const Allocate *op) override {
+        if (held_.count(op->name)) {
+            op->body.accept(this);
+            return;
+        }
+        const std::map<std::string, int64_t> saved = top_;
+        nir::BufferLifetime lt = place(op->name);
+        op->body.accept(this);
+        release(lt);
+        top_ = saved;
     }
 };
 

@@ -119,6 +119,11 @@ private:
     }
 };
 
+// The credits: each copy starts as one credit the readers hand to the writer
+// before the buffer's rotation scope (multi_buffer's rotate_scope: the rotation
+// loop or an enclosing one the copies keep rotating across); the writer takes
+// them all back after it, so nothing after the scope can overwrite the space
+// while a reader still uses it.
 class Credits : public IRMutator {
 public:
     explicit Credits(nir::NpuModule &m) : m_(m) {}
@@ -126,6 +131,7 @@ public:
 private:
     nir::NpuModule &m_;
     std::map<std::pair<Pipe, Pipe>, int> next_event_; // (reader, writer) -> next free id (0 is insert_sync's)
+    std::map<std::string, std::vector<Plan>> by_scope_; // rotate_scope loop -> plans to open/close around it
     using IRMutator::visit;
 
     Stmt visit(const For *op) override {
@@ -163,21 +169,27 @@ private:
             }
             plans.push_back(p);
         }
-        if (plans.empty()) {
-            return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
-        }
-        std::vector<Stmt> before, after;
         for (const Plan &p : plans) {
             body = InLoop(m_, p).mutate(body);
+            const std::string &scope = m_.buffer(p.buffer).rotate_scope;
+            by_scope_[scope.empty() ? op->name : scope].push_back(p);
+        }
+        Stmt loop = For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
+        auto it = by_scope_.find(op->name);
+        if (it == by_scope_.end()) {
+            return loop;
+        }
+        std::vector<Stmt> all, after;
+        for (const Plan &p : it->second) {
             for (const auto &[r, e] : p.readers) {
                 for (int c = 0; c < p.copies; c++) {
-                    before.push_back(nir::SyncOp{isa::Op::SET_FLAG, r, p.writer, e}.make());
+                    all.push_back(nir::SyncOp{isa::Op::SET_FLAG, r, p.writer, e}.make());
                     after.push_back(nir::SyncOp{isa::Op::WAIT_FLAG, r, p.writer, e}.make());
                 }
             }
         }
-        std::vector<Stmt> all = before;
-        all.push_back(For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body));
+        by_scope_.erase(it);
+        all.push_back(loop);
         all.insert(all.end(), after.begin(), after.end());
         return Block::make(all);
     }

@@ -75,38 +75,75 @@ private:
     }
 };
 
+// The copy a multi-buffered buffer uses is the number of times the body of its
+// rotation loop (the innermost loop around the allocation) has run, modulo the
+// copies. The count continues across the enclosing loops as far out as every
+// loop runs its inner one a fixed number of times: serial loops with constant
+// extents and no branch in between. Then copy k+N is copy k for every k, the
+// property the credit protocol needs, and the pipeline does not drain at the
+// end of each inner loop (the next tile's first transfer can go while the last
+// tile computes).
 class Rotate : public IRMutator {
 public:
     explicit Rotate(nir::NpuModule &m) : m_(m) {}
 
 private:
     nir::NpuModule &m_;
-    std::vector<const For *> loops_;
+    std::vector<const For *> path_; // enclosing loops, outermost first; nullptr = a branch
     using IRMutator::visit;
 
     Stmt visit(const For *op) override {
-        loops_.push_back(op);
+        path_.push_back(op);
         Stmt s = IRMutator::visit(op);
-        loops_.pop_back();
+        path_.pop_back();
+        return s;
+    }
+    Stmt visit(const IfThenElse *op) override {
+        path_.push_back(nullptr);
+        Stmt s = IRMutator::visit(op);
+        path_.pop_back();
         return s;
     }
     Stmt visit(const Allocate *op) override {
         Stmt body = mutate(op->body);
         nir::BufferInfo &b = m_.buffers.at(op->name);
         if (b.buffers > 1) {
-            if (loops_.empty()) {
+            // The innermost loop around the allocation; with a branch in
+            // between, the rotation stays on that loop (as before this count
+            // existed): the branch may skip iterations.
+            size_t li = path_.size();
+            bool branch = false;
+            while (li > 0 && path_[li - 1] == nullptr) {
+                li--;
+                branch = true;
+            }
+            if (li == 0) {
                 m_.diagnostics.push_back({BackendDiagnostic::Severity::Warning,
                                           "buffer " + op->name + " asks for buffers=" + std::to_string(b.buffers) +
                                               " but is not allocated inside a loop; it gets one copy",
                                           b.directive, op->name});
                 b.buffers = 1;
             } else {
-                const For *L = loops_.back();
+                const For *L = path_[li - 1];
+                Expr count = Variable::make(Int(32), L->name) - L->min;
+                const For *scope = L;
+                const int64_t *inner_extent = as_const_int(L->extent);
+                int64_t stride = inner_extent && !branch ? *inner_extent : 0;
+                for (size_t i = li - 1; i-- > 0 && stride > 0;) {
+                    const For *outer = path_[i];
+                    if (outer == nullptr || outer->for_type != ForType::Serial) {
+                        break;
+                    }
+                    count = count + (Variable::make(Int(32), outer->name) - outer->min) * make_const(Int(32), stride);
+                    scope = outer;
+                    const int64_t *e = as_const_int(outer->extent);
+                    stride = e ? stride * *e : 0;
+                }
                 const int64_t copy_elems = b.copy_bytes(*m_.arch) / b.type.bytes();
-                Expr t = Variable::make(Int(32), L->name) - L->min;
-                Expr offset = (t % make_const(Int(32), b.buffers)) * make_const(Int(32), copy_elems);
+                Expr offset = (count % make_const(Int(32), b.buffers)) * make_const(Int(32), copy_elems);
                 body = OffsetAccesses(op->name, offset).mutate(body);
                 b.rotate_loop = L->name;
+                b.rotate_scope = scope->name;
             }
         }
         return Allocate::make(op->name, op->type, op->memory_type, op->extents, op->condition, body, op->new_expr,
