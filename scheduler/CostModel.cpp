@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <numeric>
+#include <set>
 
 namespace tessel::sched {
 
@@ -18,6 +21,14 @@ constexpr double kVectorPathVectorPerRow = 3.4;
 constexpr double kNaiveInstrPerMac = 27.0;
 // Scalar instructions around each DMA / matrix / vector instruction (flags, loop control).
 constexpr double kIssuePerOp = 3.0;
+// Softmax (read off the compiled code): each row of a band runs about 42
+// scalar instructions for expd and as many for norm (addresses, the row
+// statistic's load and broadcast), a band about 90 more; a band copied in by
+// scalar code (no engine into the vector level) costs a GM load (its latency)
+// and a store per element, plus loop control.
+constexpr double kSoftmaxScalarPerRow = 84.0;
+constexpr double kSoftmaxScalarPerBand = 90.0;
+constexpr double kScalarCopyInstrPerElement = 8.0;
 
 struct Stage {
     std::string name, pipe;
@@ -103,8 +114,16 @@ double dma_cycles(const ArchSpec &a, const std::string &src, const std::string &
     double cycles = 0;
     if (gm_src) {
         const double first = std::min(edge->bytes_per_cycle, gm);
-        const double hit = a.chip.l2_bytes > 0 && a.chip.l2_rd_bytes_per_cycle > 0 ? a.chip.l2_rd_bytes_per_cycle : first;
-        cycles = bytes * ((1 - reread) / first + reread / hit);
+        const bool l2 = a.chip.l2_bytes > 0 && a.chip.l2_rd_bytes_per_cycle > 0;
+        const double hit = l2 ? a.chip.l2_rd_bytes_per_cycle : first;
+        // The L2 fills whole lines: a run shorter than a line misses only on the
+        // first of the runs that share its line (the chunks beside it in the
+        // row hit), so only run / line of the first-touch bytes miss.
+        double miss = 1 - reread;
+        if (l2 && !merged && a.chip.l2_line_bytes > 0 && run_bytes < a.chip.l2_line_bytes) {
+            miss *= static_cast<double>(run_bytes) / a.chip.l2_line_bytes;
+        }
+        cycles = bytes * (miss / first + (1 - miss) / hit);
     } else if (gm_dst) {
         const double w = a.chip.l2_bytes > 0 && a.chip.l2_wr_bytes_per_cycle > 0 ? a.chip.l2_wr_bytes_per_cycle
                                                                                  : ld->wr_bytes_per_cycle;
@@ -113,10 +132,14 @@ double dma_cycles(const ArchSpec &a, const std::string &src, const std::string &
         cycles = bytes / edge->bytes_per_cycle;
     }
     if ((gm_src || gm_dst) && e->misalign_factor < 1.0 && e->align_bytes > 0) {
-        const bool aligned = run_bytes % e->align_bytes == 0 && (merged || stride % e->align_bytes == 0);
-        if (!aligned) {
-            cycles /= e->misalign_factor;
-        }
+        // The simulator slows a run whose GM address is not aligned. Runs start
+        // at multiples of the run length (the chunk's offset in its row) plus
+        // multiples of the row stride: the aligned fraction of the start
+        // addresses is gcd(run, stride, align) / align (buffers are aligned).
+        const int64_t al = e->align_bytes;
+        const int64_t g = std::gcd(std::gcd(run_bytes, al), merged ? al : std::gcd(stride, al));
+        const double aligned = static_cast<double>(g) / static_cast<double>(al);
+        cycles *= aligned + (1 - aligned) / e->misalign_factor;
     }
     const int64_t descriptors = (runs + std::max<int64_t>(1, e->max_count) - 1) / std::max<int64_t>(1, e->max_count);
     return cycles + static_cast<double>(e->setup_cycles * std::max<int64_t>(1, descriptors));
@@ -179,6 +202,111 @@ Prediction predict_elementwise(const SearchSpace &space, const Candidate &c, int
     out.stages.push_back({"scalar issue", a.scalar.pipe, "tile", issue / std::max<int64_t>(1, tiles), tiles, issue});
     if (issue > out.cycles) {
         out.cycles = issue, out.bound = "scalar issue";
+    }
+    return out;
+}
+
+// Extra cycles of one vector repeat whose operand takes `lanes` elements
+// `stride` bytes apart in `level` (the simulator's bank model: a group serves
+// one block per cycle); 0 without a bank model.
+double strided_conflict(const MemoryLevel *level, int64_t lanes, int64_t stride) {
+    if (!level || level->bank_groups <= 0 || level->banks_per_group <= 0 || level->bank_row_bytes <= 0) {
+        return 0;
+    }
+    const int64_t banks = static_cast<int64_t>(level->bank_groups) * level->banks_per_group;
+    std::map<int64_t, std::set<int64_t>> blocks_of_group;
+    for (int64_t i = 0; i < lanes; i++) {
+        const int64_t block = i * stride / level->bank_row_bytes;
+        blocks_of_group[(block % banks) % level->bank_groups].insert(block);
+    }
+    size_t worst = 1;
+    for (const auto &kv : blocks_of_group) {
+        worst = std::max(worst, kv.second.size());
+    }
+    return static_cast<double>(worst - 1);
+}
+
+// Softmax per band of R rows (C columns): the band is loaded (DMA, or scalar
+// code without an engine into the vector level), the four Funcs run on the
+// vector unit (the row reductions folded into one instruction of C repeats of
+// R lanes reading the band down its columns, so with bank conflicts; expd and
+// norm one instruction per row and op), the band leaves by DMA.
+Prediction predict_softmax(const SearchSpace &space, const Candidate &c, int bar_iters) {
+    const Problem &p = space.problem();
+    const ArchSpec &a = p.arch;
+    Prediction out;
+    const std::string &vl = a.vector.level;
+    const MemoryLevel *gm = a.find_level("GM");
+    if (c.path == Path::Naive) {
+        // Halide's default recomputes each row statistic per element: the row is read C times per element.
+        const double per = 2.0 * (gm ? gm->latency : 0) + kNaiveInstrPerMac * a.scalar.issue_cycles;
+        const double elems = static_cast<double>(p.rows) * p.length * p.length;
+        out.cycles = elems * per;
+        out.bound = "scalar issue";
+        out.stages.push_back({"scalar code", a.scalar.pipe, "element", per, static_cast<int64_t>(elems), out.cycles});
+        return out;
+    }
+    const int s = dtype_bytes(p.in_t);
+    const bool cast = p.in_t != DType::FP32;
+    const double R = static_cast<double>(c.tile_m), C = static_cast<double>(p.length);
+    const int64_t bands = p.rows / c.tile_m / c.cores;
+    const int64_t band_bytes = c.tile_m * p.length * s;
+    const MemoryLevel *lv = a.find_level(vl);
+    Stage load{"load band (GM->" + vl + ")", dma_pipe(a, "GM", vl), 0, dma_latency(a, "GM", vl), c.op_buffers};
+    if (a.engine_for("GM", vl)) {
+        load.t = dma_cycles(a, "GM", vl, 1, band_bytes, band_bytes, 0.0, c.cores);
+    } else {
+        load.name = "copy band in (scalar code)";
+        load.pipe = a.scalar.pipe;
+        load.lat = 0;
+        load.t = R * C * ((gm ? gm->latency : 0) + (lv ? lv->latency : 0) +
+                          kScalarCopyInstrPerElement * a.scalar.issue_cycles);
+    }
+    auto reps = [&](double lanes) { return std::ceil(lanes * 4 / a.vector.bytes_per_repeat); };
+    // One repeat of an op: its cost plus the bank conflicts of what it reads:
+    // `dense` operands of `lanes` fp32 lanes, and optionally one operand of
+    // R lanes `stride` bytes apart (a band's column). With one bank group
+    // (gemmini-like's ACC) every block read serialises; with many, only the
+    // column's blocks that share a group do.
+    const bool one_group = lv && lv->bank_groups == 1 && lv->bank_row_bytes > 0;
+    auto op = [&](const char *key, int dense, double lanes, int64_t stride) {
+        double extra = 0;
+        if (one_group) {
+            const double per = std::ceil(std::min(lanes, a.vector.bytes_per_repeat / 4.0) * 4 / lv->bank_row_bytes);
+            const double blocks = dense * per + (stride > 0 ? strided_conflict(lv, c.tile_m, stride) + 1 : 0);
+            extra = std::max(0.0, blocks - 1);
+        } else if (stride > 0) {
+            extra = strided_conflict(lv, c.tile_m, stride);
+        }
+        return static_cast<double>(a.vector.cycles_for(key)) + extra;
+    };
+    const double col_reps = reps(R); // one column of the band (R lanes of fp32)
+    double v = col_reps * op("default", 0, R, 0);                                         // rowmax = lowest
+    if (cast) {
+        v += C * col_reps * (op("cast", 0, R, p.length * s) + op("max", 2, R, 0));        // cast down the columns, max
+    } else {
+        v += C * col_reps * op("max", 1, R, p.length * 4);
+    }
+    const double row_reps = (C / c.vector) * reps(c.vector); // a row in vectors of c.vector lanes
+    const double w = c.vector;
+    v += R * row_reps * ((cast ? op("cast", 1, w, 0) : 0) + op("default", 0, w, 0) + op("sub", 2, w, 0) +
+                         op("exp", 1, w, 0));                                             // expd
+    v += col_reps * op("default", 0, R, 0) + C * col_reps * op("add", 1, R, p.length * 4); // rowsum
+    v += R * row_reps * (op("default", 0, w, 0) + op("div", 2, w, 0) + (cast ? op("cast", 1, w, 0) : 0)); // norm
+    const double issue = (R * kSoftmaxScalarPerRow + kSoftmaxScalarPerBand) * a.scalar.issue_cycles;
+    Stage vec{"vector (" + vl + ")", a.vector.pipe, std::max(v, issue), 0, 1};
+    if (issue > v) {
+        vec.name = "scalar issue";
+        vec.pipe = a.scalar.pipe;
+    }
+    Stage store{"store band (" + vl + "->GM)", dma_pipe(a, vl, "GM"),
+                dma_cycles(a, vl, "GM", 1, band_bytes, band_bytes, 0.0, c.cores), dma_latency(a, vl, "GM"), 1};
+    PipeResult pr = run_pipeline({load, vec, store}, bands, bar_iters);
+    out.cycles = pr.total;
+    out.bound = pr.bound;
+    out.timeline = pr.bars;
+    for (const Stage &st : {load, vec, store}) {
+        out.stages.push_back(stage_time(st, "band", bands));
     }
     return out;
 }
@@ -306,6 +434,9 @@ Prediction predict_gemm(const SearchSpace &space, const Candidate &c, int bar_it
 Prediction predict(const SearchSpace &space, const Candidate &c, int timeline_iters) {
     if (space.problem().op == OpKind::Elementwise) {
         return predict_elementwise(space, c, timeline_iters);
+    }
+    if (space.problem().op == OpKind::Softmax) {
+        return predict_softmax(space, c, timeline_iters);
     }
     return predict_gemm(space, c, timeline_iters); // gemm and conv2d
 }

@@ -132,7 +132,15 @@ Problem make_problem(const std::string &generator, const ParamMap &given, const 
                                                         : (dtype_is_float(p.in_t) ? DType::FP32 : DType::Int32);
         return p;
     }
-    throw UserError("tune: the search space covers the generators gemm, elementwise and conv2d, not '" + generator + "'");
+    if (generator == "softmax") {
+        p.op = OpKind::Softmax;
+        p.rows = param_int(p.params, "ROWS");
+        p.length = param_int(p.params, "COLS");
+        p.acc_t = DType::FP32; // the statistics
+        return p;
+    }
+    throw UserError("tune: the search space covers the generators gemm, elementwise, conv2d and softmax, not '" +
+                    generator + "'");
 }
 
 bool Candidate::operator==(const Candidate &o) const {
@@ -153,7 +161,9 @@ std::string Candidate::describe() const {
     if (path == Path::Naive) {
         return os.str();
     }
-    if (tile_m > 0) {
+    if (tile_m > 0 && tile_n == 0) {
+        os << " band " << tile_m << " rows"; // softmax
+    } else if (tile_m > 0) {
         os << " " << tile_m << "x" << tile_n << " k" << k_chunk;
     } else {
         os << " tile " << tile_n;
@@ -192,6 +202,30 @@ SearchSpace::SearchSpace(Problem p) : p_(std::move(p)) {
         paths_ = {Path::Vector};
         return;
     }
+    if (p_.op == OpKind::Softmax) {
+        // Bands of rows staged into the vector level, every Func on the vector
+        // unit. The unit must take fp32 (the statistics) and the element type
+        // (the casts); the band goes back to GM by DMA. A machine with no engine
+        // into the vector level (auto-int8: nothing writes ACC) copies the band
+        // in with scalar code: legal and slow, the cost model charges it.
+        const bool types = std::find(a.vector.dtypes.begin(), a.vector.dtypes.end(), p_.in_t) != a.vector.dtypes.end();
+        vector_ok_ = vec_dtype && types && a.find_level(vl) && a.engine_for(vl, "GM");
+        std::vector<int64_t> rows = divisors_multiple_of(p_.rows, 1, 128);
+        rows.erase(std::remove(rows.begin(), rows.end(), 1), rows.end()); // a one-row band has no row vector
+        vtm_ = thin(rows, 7);
+        const int lanes = a.vector.bytes_per_repeat / 4;
+        for (int w : {lanes / 4, lanes / 2, lanes, lanes * 2}) {
+            if (w >= 8 && p_.length % w == 0) {
+                vec_.push_back(w);
+            }
+        }
+        vector_ok_ = vector_ok_ && !vtm_.empty() && !vec_.empty();
+        if (vector_ok_) {
+            paths_.push_back(Path::Vector);
+        }
+        paths_.push_back(Path::Naive);
+        return;
+    }
     // GEMM. The matrix path needs the dtype's fractal, the operand levels and DMA edges into them.
     const MatrixUnit &mu = a.matrix;
     auto shape = mu.shapes.find(p_.in_t);
@@ -206,7 +240,11 @@ SearchSpace::SearchSpace(Problem p) : p_(std::move(p)) {
                 break;
             }
         }
-        if (mid_.empty() && !(a.engine_for("GM", mu.a_level) && a.engine_for("GM", mu.b_level))) {
+        // Straight from GM into the operand levels, when engines do that (both
+        // routes are searched where both exist: on auto-int8 the direct CDMA
+        // copies beat the detour through SRAM).
+        direct_ok_ = a.engine_for("GM", mu.a_level) && a.engine_for("GM", mu.b_level);
+        if (mid_.empty() && !direct_ok_) {
             matrix_ok_ = false;
         }
     }
@@ -288,6 +326,19 @@ std::map<std::string, int64_t> SearchSpace::footprint(const Candidate &c) const 
         }
         return f;
     }
+    if (p_.op == OpKind::Softmax) {
+        const std::string &vl = a.vector.level;
+        const int64_t band = c.tile_m * p_.length;
+        add(vl, band * sa, c.op_buffers);  // the staged input
+        if (p_.in_t != DType::FP32) {
+            add(vl, band * 4, 1);          // the row max's cast of the band (scratch)
+        }
+        add(vl, band * 4, 1);              // expd
+        add(vl, band * sa, 1);             // norm (leaves as out)
+        add(vl, c.tile_m * 4, 2);          // rowmax, rowsum
+        add(vl, std::max<int64_t>(p_.length, c.vector) * 4, 3); // a row's scratch (cast, broadcast, difference)
+        return f;
+    }
     const int64_t a_chunk = c.tile_m * c.k_chunk * sa, b_chunk = c.k_chunk * c.tile_n * sa;
     if (c.path == Path::Vector) {
         const std::string &ub = a.vector.level;
@@ -343,6 +394,14 @@ bool SearchSpace::legal(const Candidate &c, std::string *why) const {
         if (c.vector > c.tile_n || (p_.length / c.tile_n) % c.cores != 0) {
             return fail("vector wider than the tile, or tiles not divisible among cores");
         }
+    } else if (p_.op == OpKind::Softmax) {
+        if (!in(vtm_, c.tile_m) || !in(vec_, c.vector) || c.tile_n != 0 || c.k_chunk != 0 || c.via_mid ||
+            c.a_panel || c.mid_buffers != 1 || c.acc_buffers != 1) {
+            return fail("not a softmax choice");
+        }
+        if ((p_.rows / c.tile_m) % c.cores != 0) {
+            return fail("bands not divisible among cores");
+        }
     } else if (c.path == Path::Vector) {
         if (!in(vtn_, c.tile_n) || !in(vtm_, c.tile_m) || !in(vtk_, c.k_chunk) || !in(vec_, c.vector) || c.via_mid ||
             c.a_panel || c.mid_buffers != 1 || c.acc_buffers != 1) {
@@ -355,8 +414,12 @@ bool SearchSpace::legal(const Candidate &c, std::string *why) const {
         if (!in(tn_, c.tile_n) || !in(tm_, c.tile_m) || !in(tk_, c.k_chunk) || c.vector != 0) {
             return fail("tile sizes must divide the shape in whole fractals");
         }
-        if (c.via_mid != !mid_.empty()) {
-            return fail(mid_.empty() ? "no mid level on this machine" : "operands go through " + mid_ + " first");
+        if (c.via_mid && mid_.empty()) {
+            return fail("no mid level on this machine");
+        }
+        if (!c.via_mid && !direct_ok_) {
+            return fail("no engine copies GM into " + p_.arch.matrix.a_level + " and " + p_.arch.matrix.b_level +
+                        ": operands go through " + mid_ + " first");
         }
         if (!c.via_mid && (c.a_panel || c.mid_buffers != 1)) {
             return fail("panel and mid buffers need a mid level");
@@ -388,18 +451,26 @@ std::vector<Candidate> SearchSpace::enumerate(size_t limit) const {
             out.push_back(c);
         }
     };
-    if (p_.op == OpKind::Elementwise) {
-        for (int64_t t : len_) {
-            for (int b : {1, 2}) {
-                for (int w : vec_) {
-                    for (int cores : cores_) {
-                        Candidate c;
-                        c.path = Path::Vector;
-                        c.tile_n = t, c.op_buffers = b, c.vector = w, c.cores = cores;
-                        push(c);
+    if (p_.op == OpKind::Elementwise || p_.op == OpKind::Softmax) {
+        // One size (elementwise: the tile; softmax: the band's rows), input buffers, vector width, cores.
+        const bool ew = p_.op == OpKind::Elementwise;
+        if (std::find(paths_.begin(), paths_.end(), Path::Vector) != paths_.end()) {
+            for (int64_t size : ew ? len_ : vtm_) {
+                for (int b : {1, 2}) {
+                    for (int w : vec_) {
+                        for (int cores : cores_) {
+                            Candidate c;
+                            c.path = Path::Vector;
+                            (ew ? c.tile_n : c.tile_m) = size;
+                            c.op_buffers = b, c.vector = w, c.cores = cores;
+                            push(c);
+                        }
                     }
                 }
             }
+        }
+        if (!ew) {
+            push(naive());
         }
         return out;
     }
@@ -424,13 +495,16 @@ std::vector<Candidate> SearchSpace::enumerate(size_t limit) const {
                                 }
                                 continue;
                             }
-                            c.via_mid = !mid_.empty();
                             for (int accb : {1, 2}) {
                                 c.acc_buffers = accb;
-                                if (!c.via_mid) {
+                                if (direct_ok_) {
+                                    c.via_mid = false, c.mid_buffers = 1, c.a_panel = false;
                                     push(c);
+                                }
+                                if (mid_.empty()) {
                                     continue;
                                 }
+                                c.via_mid = true;
                                 for (int mb : {1, 2}) {
                                     for (bool panel : {false, true}) {
                                         c.mid_buffers = mb, c.a_panel = panel;
@@ -462,13 +536,16 @@ Candidate SearchSpace::random(std::mt19937_64 &rng) const {
         if (p_.op == OpKind::Elementwise) {
             c.tile_n = pick(len_, rng);
             c.vector = pick(vec_, rng);
+        } else if (p_.op == OpKind::Softmax) {
+            c.tile_m = pick(vtm_, rng);
+            c.vector = pick(vec_, rng);
         } else if (c.path == Path::Vector) {
             c.tile_m = pick(vtm_, rng), c.tile_n = pick(vtn_, rng), c.k_chunk = pick(vtk_, rng);
             c.vector = pick(vec_, rng);
         } else {
             c.tile_m = pick(tm_, rng), c.tile_n = pick(tn_, rng), c.k_chunk = pick(tk_, rng);
             c.acc_buffers = 1 + static_cast<int>(rng() % 2);
-            c.via_mid = !mid_.empty();
+            c.via_mid = !mid_.empty() && (!direct_ok_ || rng() % 2 == 0);
             if (c.via_mid) {
                 c.mid_buffers = 1 + static_cast<int>(rng() % 2);
                 c.a_panel = c.mid_buffers == 2 && rng() % 3 == 0;
@@ -491,12 +568,18 @@ Candidate SearchSpace::mutate(const Candidate &c, std::mt19937_64 &rng) const {
         for (int i = 0; i < changes; i++) {
             const bool mat = m.path == Path::Matrix;
             switch (rng() % 8) {
-            case 0: m.tile_n = neighbour(p_.op == OpKind::Elementwise ? len_ : (mat ? tn_ : vtn_), m.tile_n, rng); break;
+            case 0: if (p_.op != OpKind::Softmax) m.tile_n = neighbour(p_.op == OpKind::Elementwise ? len_ : (mat ? tn_ : vtn_), m.tile_n, rng); break;
             case 1: if (p_.op != OpKind::Elementwise) m.tile_m = neighbour(mat ? tm_ : vtm_, m.tile_m, rng); break;
-            case 2: if (p_.op != OpKind::Elementwise) m.k_chunk = neighbour(mat ? tk_ : vtk_, m.k_chunk, rng); break;
+            case 2: if (p_.op != OpKind::Elementwise && p_.op != OpKind::Softmax) m.k_chunk = neighbour(mat ? tk_ : vtk_, m.k_chunk, rng); break;
             case 3: m.op_buffers = 3 - m.op_buffers; break;
             case 4: if (mat) m.acc_buffers = 3 - m.acc_buffers; break;
-            case 5: if (mat && m.via_mid) m.mid_buffers = 3 - m.mid_buffers; break;
+            case 5:
+                if (mat && m.via_mid && (!direct_ok_ || rng() % 2 == 0)) {
+                    m.mid_buffers = 3 - m.mid_buffers;
+                } else if (mat && direct_ok_ && !mid_.empty()) { // the other route
+                    m.via_mid = !m.via_mid, m.a_panel = false, m.mid_buffers = m.via_mid ? 2 : 1;
+                }
+                break;
             case 6: if (mat && m.via_mid) m.a_panel = !m.a_panel; else if (!mat) m.vector = neighbour(vec_, m.vector, rng); break;
             default: m.cores = neighbour(cores_, m.cores, rng); break;
             }
@@ -524,6 +607,33 @@ ScheduleSpec SearchSpace::to_spec(const Candidate &c) const {
         s.func("ew").vectorize("x", c.vector).id("ew_vec");
         if (c.cores > 1) {
             s.func("out").parallel("xo", c.cores).id("cores");
+        }
+        return s.spec();
+    }
+    if (p_.op == OpKind::Softmax) {
+        // The hand schedule's form (samples/softmax/schedules): a band of rows per
+        // out.yo, the input staged, the row reductions vectorised across the
+        // band's rows, expd and norm along a row.
+        const std::string &vl = p_.arch.vector.level;
+        const int rows = static_cast<int>(c.tile_m);
+        s.func("out").split("y", "yo", "yi", rows).id("rows");
+        StageSchedule st = s.stage("in", vl);
+        st.at("out", "yo");
+        if (c.op_buffers > 1) {
+            st.buffers(c.op_buffers);
+        }
+        st.id("stage_in");
+        for (const char *f : {"rowmax", "expd", "rowsum", "norm"}) {
+            s.func(f).compute_at("out", "yo").id(std::string(f) + "_at");
+        }
+        s.func("rowmax").vectorize("y", rows).id("rowmax_vec");
+        s.func("rowmax").update(0).vectorize("y", rows).id("rowmax_upd_vec");
+        s.func("expd").vectorize("x", c.vector).id("expd_vec");
+        s.func("rowsum").vectorize("y", rows).id("rowsum_vec");
+        s.func("rowsum").update(0).vectorize("y", rows).id("rowsum_upd_vec");
+        s.func("norm").vectorize("x", c.vector).id("norm_vec");
+        if (c.cores > 1) {
+            s.func("out").parallel("yo", c.cores).id("cores");
         }
         return s.spec();
     }

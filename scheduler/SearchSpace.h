@@ -23,7 +23,7 @@
 
 namespace tessel::sched {
 
-enum class OpKind { Gemm, Elementwise, Conv2d };
+enum class OpKind { Gemm, Elementwise, Conv2d, Softmax };
 
 /** One tuning problem: the shapes and types the space and the cost model need. */
 struct Problem {
@@ -38,13 +38,15 @@ struct Problem {
     // K = CI; `batch` images of `rows` (H) output rows; `taps` = KH * KW
     int64_t batch = 1, rows = 1, taps = 1;
     // elementwise: `inputs` tensors of `length` elements of in_t; chain computes in fp32
+    // softmax: `rows` (ROWS) independent softmaxes of `length` (COLS) elements of
+    // in_t, statistics in acc_t = fp32
     int64_t length = 0;
     int inputs = 2;
     bool chain = false;
 };
 
 /** Builds the problem; throws UserError for a generator the tuner does not
- * handle (it handles gemm, elementwise, and conv2d with K=3, stride 1) or a bad parameter. */
+ * handle (it handles gemm, elementwise, softmax, and conv2d with K=3, stride 1) or a bad parameter. */
 Problem make_problem(const std::string &generator, const ParamMap &given, const ArchSpec &arch);
 
 /** How the reduction of a GEMM runs. */
@@ -58,14 +60,15 @@ const char *path_name(Path p);
 struct Candidate {
     Path path = Path::Matrix;
     int64_t tile_n = 0;   // gemm: columns of the C tile (loop j); conv2d: output channels; elementwise: tile length
-    int64_t tile_m = 0;   // gemm: rows of the C tile (loop i); conv2d: output pixels of a row
+    int64_t tile_m = 0;   // gemm: rows of the C tile (loop i); conv2d: output pixels of a row;
+                          // softmax: rows of a band (one DMA in, one out; the row reductions' vector width)
     int64_t k_chunk = 0;  // gemm: reduction chunk; conv2d: CI (one tap's product per chunk)
-    bool via_mid = false; // matrix path: A and B go GM -> mid level (L1) -> operand levels
+    bool via_mid = false; // matrix path: A and B go GM -> mid level (L1) -> operand levels (else GM -> operand levels)
     bool a_panel = false; // matrix path via mid: A staged once per row of tiles (at C.io)
     int mid_buffers = 1;  // buffers of the chunks in the mid level
     int op_buffers = 1;   // buffers of the chunks in the operand levels (vector path / elementwise: inputs)
     int acc_buffers = 1;  // accumulators in the c level
-    int vector = 0;       // vector width in lanes (vector path, elementwise)
+    int vector = 0;       // vector width in lanes (vector path, elementwise; softmax: expd and norm along a row)
     int cores = 1;        // parallel(C|out, io|xo, cores)
 
     bool operator==(const Candidate &o) const;
@@ -103,7 +106,7 @@ public:
 private:
     Problem p_;
     std::string mid_;
-    bool matrix_ok_ = false, vector_ok_ = false;
+    bool matrix_ok_ = false, vector_ok_ = false, direct_ok_ = false;
     std::vector<Path> paths_;
     std::vector<int64_t> tn_, tm_, tk_, vtn_, vtm_, vtk_, len_;
     std::vector<int> vec_, cores_;

@@ -2,7 +2,9 @@
 // worse ones, its overlap rule follows the buffer counts, its predicted
 // timeline is consistent, and on the hand schedule it is close to the simulator.
 #include "dsl/Compile.h"
+#include "dsl/Roofline.h"
 #include "scheduler/CostModel.h"
+#include "scheduler/Tuner.h"
 #include "tests/scheduler/SchedTestUtil.h"
 
 #include <gtest/gtest.h>
@@ -114,4 +116,45 @@ TEST(CostModel, FastAndCloseToTheSimulatorOnTheHandSchedule) {
     EXPECT_NEAR(pa, static_cast<double>(*a.cycles), 0.35 * static_cast<double>(*a.cycles));
     EXPECT_LT(*a.cycles, *b.cycles);
     EXPECT_LT(pa, pb);
+}
+
+TEST(CostModel, SoftmaxFollowsBandsBankConflictsAndTheSimulator) {
+    // ascend-like fp16: a band's row reductions read the band down its columns
+    // (512 B apart: one bank group), so wider bands cost more per repeat but
+    // need fewer instructions; the hand schedule is predicted within 15 %.
+    SearchSpace space = test::space_for("softmax", {{"ROWS", "64"}, {"COLS", "256"}, {"dtype", "fp16"}}, "ascend-like");
+    Candidate hand;
+    hand.path = Path::Vector, hand.tile_m = 8, hand.vector = 64;
+    Candidate narrow = hand;
+    narrow.tile_m = 2, narrow.vector = 16;
+    std::map<std::string, double> sim;
+    for (const Candidate *c : {&hand, &narrow}) {
+        RunReport r = run(request_for(space, *c, "ascend-like"), 1);
+        ASSERT_TRUE(r.verified && r.cycles) << c->describe() << " " << r.comparison;
+        sim[c->describe()] = static_cast<double>(*r.cycles);
+    }
+    const Prediction ph = predict(space, hand), pn = predict(space, narrow);
+    EXPECT_NEAR(ph.cycles, sim[hand.describe()], 0.15 * sim[hand.describe()]);
+    EXPECT_NEAR(pn.cycles, sim[narrow.describe()], 0.15 * sim[narrow.describe()]);
+    EXPECT_LT(sim[hand.describe()], sim[narrow.describe()]);
+    EXPECT_LT(ph.cycles, pn.cycles);
+    ASSERT_EQ(ph.stages.size(), 3u);
+    EXPECT_EQ(ph.stages[1].pipe, "V");
+    EXPECT_EQ(ph.stages[1].iters, 64 / 8);
+    EXPECT_EQ(ph.bound, ph.stages[1].name) << "softmax is vector bound";
+}
+
+TEST(Roofline, CountsEachFuncOnce) {
+    // Halide's default schedule recomputes softmax's row max and sum for every
+    // element; the physical limit counts the algorithm's work: linear in COLS.
+    const ArchSpec arch = load_arch("ascend-like");
+    auto t_phys = [&](const std::string &cols) {
+        ParamMap p = resolve_params(find_generator("softmax"), {{"ROWS", "64"}, {"COLS", cols}, {"dtype", "fp32"}});
+        return compute_roofline("softmax", p, arch);
+    };
+    const Roofline a = t_phys("256"), b = t_phys("1024");
+    EXPECT_NEAR(b.t_phys_cycles / a.t_phys_cycles, 4.0, 0.2);
+    // rowmax and rowsum (init + COLS updates per row), expd and norm (one per element)
+    EXPECT_EQ(a.vector_elements, 2 * 64 * (1 + 256) + 2 * 64 * 256);
+    EXPECT_EQ(a.binding_resource, "vector");
 }

@@ -100,12 +100,18 @@ TEST(SearchSpace, RulesExcludeIllegalChoices) {
     EXPECT_FALSE(space.legal(cores, &why));
     EXPECT_NE(why.find("chip has 24"), std::string::npos) << why;
     Candidate direct = c;
-    direct.via_mid = false; // ascend-like goes through L1
-    EXPECT_FALSE(space.legal(direct, &why));
+    direct.via_mid = false, direct.mid_buffers = 1; // MTE2 also copies GM -> L0A/L0B: both routes are searched
+    EXPECT_TRUE(space.legal(direct, &why)) << why;
+    direct.a_panel = true;
+    EXPECT_FALSE(space.legal(direct, &why)) << "a panel lives in the mid level";
 
     // gemmini-like: GM -> SPAD directly, one core, int8 only on the matrix unit.
     SearchSpace g = test::space_for("gemm", {{"M", "128"}, {"N", "128"}, {"K", "128"}, {"dtype", "int8"}}, "gemmini-like");
     EXPECT_EQ(g.mid_level(), "");
+    Candidate mid = *g.enumerate().begin();
+    mid.via_mid = true;
+    EXPECT_FALSE(g.legal(mid, &why));
+    EXPECT_NE(why.find("no mid level"), std::string::npos) << why;
     for (const Candidate &x : g.enumerate()) {
         EXPECT_FALSE(x.via_mid);
         EXPECT_EQ(x.cores, 1);
@@ -115,7 +121,7 @@ TEST(SearchSpace, RulesExcludeIllegalChoices) {
     for (const Candidate &x : g16.enumerate()) {
         EXPECT_NE(x.path, Path::Matrix) << "the matrix unit of gemmini-like takes int8 only";
     }
-    EXPECT_THROW(make_problem("softmax", {}, load_arch("ascend-like")), UserError);
+    EXPECT_THROW(make_problem("layernorm", {}, load_arch("ascend-like")), UserError);
     EXPECT_THROW(make_problem("conv2d", {{"stride", "2"}}, load_arch("ascend-like")), UserError);
 }
 
@@ -135,6 +141,17 @@ TEST(SearchSpace, HandSchedulesAreInTheSpace) {
     gemmini.tile_m = 64, gemmini.tile_n = 128, gemmini.k_chunk = 128, gemmini.op_buffers = 2, gemmini.acc_buffers = 2;
     Candidate add;
     add.path = Path::Vector, add.tile_n = 16384, add.op_buffers = 2, add.vector = 128;
+    Candidate conv; // 32 output channels x 16 pixels per tile, every buffer doubled
+    conv.tile_n = 32, conv.tile_m = 16, conv.k_chunk = 32, conv.op_buffers = 2, conv.acc_buffers = 2;
+    Candidate conv_l1 = conv;
+    conv_l1.via_mid = true, conv_l1.mid_buffers = 2;
+    auto softmax = [](int64_t rows, int vec) {
+        Candidate c;
+        c.path = Path::Vector, c.tile_m = rows, c.vector = vec;
+        return c;
+    };
+    const ParamMap conv_fp16 = {{"H", "16"}, {"W", "16"}, {"CI", "32"}, {"CO", "32"}, {"dtype", "fp16"}};
+    const ParamMap conv_int8 = {{"H", "16"}, {"W", "16"}, {"CI", "32"}, {"CO", "32"}, {"dtype", "int8"}};
     const std::vector<Case> cases = {
         {"gemm", "ascend-like", "gemm/schedules/tiled_staged.json", {{"M", "256"}, {"N", "256"}, {"K", "256"}}, staged},
         {"gemm", "ascend-like", "gemm/schedules/ascend_panel.json", {{"M", "1024"}, {"N", "1024"}, {"K", "1024"}}, panel},
@@ -142,6 +159,15 @@ TEST(SearchSpace, HandSchedulesAreInTheSpace) {
          {{"M", "512"}, {"N", "512"}, {"K", "512"}, {"dtype", "int8"}}, gemmini},
         {"elementwise", "ascend-like", "elementwise/schedules/add_staged.json",
          {{"N", "262144"}, {"op", "add"}}, add},
+        {"conv2d", "ascend-like", "conv2d/schedules/ascend_tensorized.json", conv_fp16, conv_l1},
+        {"conv2d", "gemmini-like", "conv2d/schedules/gemmini_int8.json", conv_int8, conv},
+        {"conv2d", "auto-int8", "conv2d/schedules/auto_int8.json", conv_int8, conv},
+        {"softmax", "ascend-like", "softmax/schedules/staged_vector.json",
+         {{"ROWS", "256"}, {"COLS", "256"}, {"dtype", "fp16"}}, softmax(8, 64)},
+        {"softmax", "gemmini-like", "softmax/schedules/gemmini_fp32.json",
+         {{"ROWS", "64"}, {"COLS", "256"}, {"dtype", "fp32"}}, softmax(16, 16)},
+        {"softmax", "auto-int8", "softmax/schedules/auto_int8.json",
+         {{"ROWS", "32"}, {"COLS", "128"}, {"dtype", "fp16"}}, softmax(8, 16)},
     };
     for (const Case &k : cases) {
         SearchSpace space = test::space_for(k.generator, k.params, k.arch);
@@ -174,6 +200,43 @@ TEST(SearchSpace, SampledGemmSchedulesCompileAndVerify) {
 TEST(SearchSpace, SampledConvSchedulesCompileAndVerify) {
     expect_sample_verifies("conv2d", {{"H", "2"}, {"W", "8"}, {"CI", "16"}, {"CO", "32"}, {"K", "3"}, {"dtype", "int8"}},
                            "ascend-like", 6, 15);
+}
+
+TEST(SearchSpace, SampledConvSchedulesCompileAndVerifyOnTheSmallPresets) {
+    // gemmini-like: GM -> SPAD; auto-int8: GM -> CBUF directly or through SRAM.
+    const ParamMap p = {{"H", "2"}, {"W", "8"}, {"CI", "32"}, {"CO", "32"}, {"K", "3"}, {"dtype", "int8"}};
+    expect_sample_verifies("conv2d", p, "gemmini-like", 3, 16);
+    expect_sample_verifies("conv2d", p, "auto-int8", 4, 17);
+}
+
+TEST(SearchSpace, SampledSoftmaxSchedulesCompileAndVerify) {
+    expect_sample_verifies("softmax", {{"ROWS", "32"}, {"COLS", "128"}, {"dtype", "fp16"}}, "ascend-like", 8, 18);
+    expect_sample_verifies("softmax", {{"ROWS", "32"}, {"COLS", "64"}, {"dtype", "fp32"}}, "gemmini-like", 4, 19);
+    // auto-int8: no engine writes ACC, the band is copied in by scalar code (slow: a small shape)
+    expect_sample_verifies("softmax", {{"ROWS", "8"}, {"COLS", "32"}, {"dtype", "fp16"}}, "auto-int8", 2, 20);
+}
+
+TEST(SearchSpace, SoftmaxSpace) {
+    SearchSpace space = test::space_for("softmax", {{"ROWS", "256"}, {"COLS", "256"}, {"dtype", "fp16"}}, "ascend-like");
+    std::vector<Candidate> all = space.enumerate();
+    ASSERT_GT(all.size(), 50u);
+    std::set<int64_t> bands;
+    for (const Candidate &c : all) {
+        if (c.path == Path::Vector) {
+            bands.insert(c.tile_m);
+            EXPECT_LE(static_cast<uint64_t>(space.footprint(c).at("UB")), 196608u) << c.describe();
+        }
+    }
+    EXPECT_EQ(bands, (std::set<int64_t>{2, 4, 8, 16, 32})) << "64 rows x 256 fp16 with its fp32 scratch exceed UB";
+    Candidate big;
+    big.path = Path::Vector, big.tile_m = 64, big.vector = 64;
+    std::string why;
+    EXPECT_FALSE(space.legal(big, &why));
+    EXPECT_NE(why.find("UB needs"), std::string::npos) << why;
+    // gemmini-like's vector unit has no fp16: only the default schedule is left.
+    SearchSpace g16 = test::space_for("softmax", {{"ROWS", "16"}, {"COLS", "64"}, {"dtype", "fp16"}}, "gemmini-like");
+    ASSERT_EQ(g16.enumerate().size(), 1u);
+    EXPECT_EQ(g16.enumerate()[0].path, Path::Naive);
 }
 
 TEST(SearchSpace, SampledElementwiseSchedulesCompileAndVerify) {

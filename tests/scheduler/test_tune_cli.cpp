@@ -65,9 +65,10 @@ TEST(TuneCli, ShortRunReportsWritesAndResumes) {
 }
 
 TEST(TuneCli, UserErrorsNameTheProblem) {
-    CliResult g = run_tessel("tune -g softmax --no-db --max 1");
+    CliResult g = run_tessel("tune -g layernorm --no-db --max 1");
     EXPECT_EQ(g.code, 1);
-    EXPECT_NE(g.out.find("tune: the search space covers the generators gemm, elementwise and conv2d, not 'softmax'"),
+    EXPECT_NE(g.out.find("tune: the search space covers the generators gemm, elementwise, conv2d and softmax, not "
+                         "'layernorm'"),
               std::string::npos)
         << g.out;
     CliResult b = run_tessel("tune -g gemm --budget 5x --no-db");
