@@ -6,12 +6,21 @@
 #include "npu_target/common/Error.h"
 
 #include <algorithm>
-#include <limits>
+#include <cerrno>
 #include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <limits>
 #include <map>
-#include <mutex>
 #include <set>
-#include <thread>
+#include <sstream>
+
+#include <poll.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace tessel::sched {
 
@@ -24,7 +33,7 @@ struct Ranked {
     double predicted = 0;
 };
 
-// Everything the workers share; every member is used under `mu`.
+// The search state; only the tuning thread of the parent process uses it.
 class Search {
 public:
     Search(const TuneOptions &o, const SearchSpace &space, std::optional<db::ScheduleStore> &store)
@@ -48,24 +57,106 @@ public:
         load_previous();
     }
 
-    void worker() {
-        for (;;) {
+    // The measurement loop: up to `jobs` worker processes at a time, each
+    // forked for one candidate; it measures with tessel::run and writes the
+    // result to a pipe. The parent (this thread only: no other thread of ours
+    // runs while it forks) waits on the pipes, kills a worker past its timeout
+    // and records whatever happened to it.
+    void run_workers() {
+        struct Worker {
+            pid_t pid = -1;
+            int fd = -1;
             Candidate c;
-            {
-                std::lock_guard<std::mutex> lock(mu_);
-                if (stop_requested()) {
-                    return;
-                }
+            Clock::time_point start;
+            std::string out;
+        };
+        std::vector<Worker> running;
+        bool exhausted = false;
+        const int jobs = std::max(1, o_.jobs);
+        for (;;) {
+            while (!exhausted && static_cast<int>(running.size()) < jobs && !stop_requested()) {
                 std::optional<Candidate> next = next_candidate();
                 if (!next) {
-                    return;
+                    exhausted = true;
+                    break;
                 }
-                c = *next;
                 started_++;
+                Worker w;
+                w.c = *next;
+                w.start = Clock::now();
+                if (!spawn(w.c, &w.pid, &w.fd)) {
+                    Measurement m = unmeasured(w.c);
+                    m.error = std::string("worker failed: cannot start a worker process: ") + std::strerror(errno);
+                    record(m);
+                    continue;
+                }
+                running.push_back(std::move(w));
             }
-            Measurement m = measure(c);
-            std::lock_guard<std::mutex> lock(mu_);
-            record(m);
+            if (running.empty()) {
+                return;
+            }
+            // Wait for output, an exit, the earliest timeout, or (every 200 ms) a cancel.
+            std::vector<pollfd> fds;
+            int wait_ms = 200;
+            for (const Worker &w : running) {
+                fds.push_back({w.fd, POLLIN, 0});
+                if (o_.measure_timeout_s > 0) {
+                    const double left = o_.measure_timeout_s -
+                                        std::chrono::duration<double>(Clock::now() - w.start).count();
+                    wait_ms = std::min(wait_ms, std::max(0, static_cast<int>(std::ceil(left * 1000))));
+                }
+            }
+            if (poll(fds.data(), fds.size(), wait_ms) < 0 && errno != EINTR) {
+                throw std::runtime_error(std::string("tune: poll: ") + std::strerror(errno));
+            }
+            std::vector<Worker> still;
+            for (size_t i = 0; i < running.size(); i++) {
+                Worker &w = running[i];
+                bool done = false;
+                std::string error;
+                if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+                    char buf[4096];
+                    const ssize_t n = read(w.fd, buf, sizeof buf);
+                    if (n > 0) {
+                        w.out.append(buf, static_cast<size_t>(n));
+                    } else if (n == 0 || errno != EINTR) {
+                        done = true; // end of the pipe: the worker exited (or died)
+                    }
+                }
+                const double age = std::chrono::duration<double>(Clock::now() - w.start).count();
+                if (!done && o_.measure_timeout_s > 0 && age >= o_.measure_timeout_s) {
+                    kill(w.pid, SIGKILL);
+                    done = true;
+                    std::ostringstream os;
+                    os << "worker timed out: no result after " << o_.measure_timeout_s
+                       << " s (the per-measurement limit); killed";
+                    error = os.str();
+                }
+                if (!done) {
+                    still.push_back(std::move(w));
+                    continue;
+                }
+                close(w.fd);
+                int status = 0;
+                while (waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
+                }
+                Measurement m = unmeasured(w.c);
+                if (!error.empty()) {
+                    m.error = error;
+                } else if (WIFSIGNALED(status)) {
+                    const int sig = WTERMSIG(status);
+                    m.error = "worker crashed: killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
+                } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+                    m.error = "worker crashed: exited with status " + std::to_string(WEXITSTATUS(status));
+                } else if (!parse_result(w.out, &m)) {
+                    m.error = "worker failed: unreadable result";
+                }
+                if (!m.verified) {
+                    m.efficiency = 0;
+                }
+                record(m);
+            }
+            running = std::move(still);
         }
     }
 
@@ -192,13 +283,87 @@ private:
         return next_ranked();
     }
 
-    Measurement measure(const Candidate &c) const {
+    // A measurement of `c` with its schedule and prediction but no result yet.
+    Measurement unmeasured(const Candidate &c) const {
         Measurement m;
         m.candidate = c;
         const ScheduleSpec spec = space_.to_spec(c);
         m.schedule_json = schedule_to_json(spec);
         m.schedule_hash = schedule_hash(spec);
         m.predicted_cycles = predict(space_, c).cycles;
+        return m;
+    }
+
+    // Forks a worker that measures `c` and writes the result to a pipe.
+    bool spawn(const Candidate &c, pid_t *pid, int *fd) {
+        int p[2];
+        if (pipe(p) != 0) {
+            return false;
+        }
+        std::fflush(nullptr); // nothing buffered is written twice
+        const pid_t child = fork();
+        if (child < 0) {
+            close(p[0]);
+            close(p[1]);
+            return false;
+        }
+        if (child == 0) {
+            close(p[0]);
+            if (o_.worker_hook) {
+                o_.worker_hook(c);
+            }
+            const std::string text = format_result(measure(c));
+            size_t off = 0;
+            while (off < text.size()) {
+                const ssize_t n = write(p[1], text.data() + off, text.size() - off);
+                if (n < 0 && errno == EINTR) {
+                    continue;
+                }
+                if (n <= 0) {
+                    _exit(3);
+                }
+                off += static_cast<size_t>(n);
+            }
+            close(p[1]);
+            _exit(0); // no destructors or atexit handlers: the parent's database and files are not ours
+        }
+        close(p[1]);
+        *pid = child;
+        *fd = p[0];
+        return true;
+    }
+
+    static std::string format_result(const Measurement &m) {
+        char buf[512];
+        std::snprintf(buf, sizeof buf, "tessel-measurement 1\n%d %lld %lld %.17g %.17g %.17g\n", m.verified ? 1 : 0,
+                      static_cast<long long>(m.cycles), static_cast<long long>(m.t_phys_cycles),
+                      std::isfinite(m.efficiency) ? m.efficiency : 0.0,
+                      std::isfinite(m.max_error) ? m.max_error : std::numeric_limits<double>::max(),
+                      std::isfinite(m.compile_ms) ? m.compile_ms : 0.0);
+        return buf + m.error; // the rest is the error text
+    }
+
+    static bool parse_result(const std::string &text, Measurement *m) {
+        std::istringstream in(text);
+        std::string magic, version;
+        int verified = 0;
+        long long cycles = 0, t_phys = 0;
+        if (!(in >> magic >> version >> verified >> cycles >> t_phys >> m->efficiency >> m->max_error >>
+              m->compile_ms) ||
+            magic != "tessel-measurement" || version != "1" || in.get() != '\n') {
+            return false;
+        }
+        m->verified = verified != 0;
+        m->cycles = cycles;
+        m->t_phys_cycles = t_phys;
+        std::ostringstream rest;
+        rest << in.rdbuf();
+        m->error = rest.str();
+        return true;
+    }
+
+    Measurement measure(const Candidate &c) const {
+        Measurement m = unmeasured(c);
         try {
             RunReport r = run(request_for(space_, c, o_.arch), o_.seed);
             m.verified = r.verified && r.cycles.has_value();
@@ -302,8 +467,6 @@ private:
     int seeded_ = 0, started_ = 0, failed_ = 0, db_errors_ = 0;
     TuneResult res_;
 
-public:
-    std::mutex mu_;
 };
 
 } // namespace
@@ -345,13 +508,7 @@ TuneResult tune(const TuneOptions &o) {
         }
     }
     Search search(o, space, store);
-    std::vector<std::thread> workers;
-    for (int i = 0; i < std::max(1, o.jobs); i++) {
-        workers.emplace_back([&search] { search.worker(); });
-    }
-    for (auto &w : workers) {
-        w.join();
-    }
+    search.run_workers();
     return search.finish();
 }
 

@@ -4,7 +4,9 @@
 // The tuner (docs/tuner.md): seeds with the cost model's best candidates,
 // then evolves the best measured ones (mutations ranked by the cost model),
 // measuring each candidate with tessel::run (compile, simulate, verify against
-// Halide's CPU result) on `jobs` worker threads within a time budget. Every
+// Halide's CPU result) in up to `jobs` worker processes at once (one forked
+// per candidate: a crash or a hang ends only that worker; it is recorded with
+// the signal or the timeout and the search goes on) within a time budget. Every
 // measured candidate is recorded in the schedule database (origin "tuner");
 // a candidate that fails to compile or verify is recorded with its error and
 // never chosen. A second run on the same problem and database resumes: it
@@ -53,7 +55,7 @@ struct TuneOptions {
     ParamMap params;             // overrides of the generator's defaults
     std::string arch = "ascend-like";
     double budget_s = 60;        // stop starting measurements after this
-    int jobs = 1;                // worker threads
+    int jobs = 1;                // worker processes measuring at once (each forked for one candidate)
     uint64_t seed = 1;           // search randomness and the verification inputs
     std::string db_path;         // "" = do not record (no resume)
     int seed_candidates = 8;     // the cost model's best K measured first
@@ -66,7 +68,12 @@ struct TuneOptions {
     // best are never measured (a scalar or tiny-tile schedule of a big problem
     // can take minutes to simulate); 0 = measure anything. Applies to both searches.
     double hopeless_ratio = 20;
-    std::function<void(const TuneProgress &)> on_progress; // after each measurement (any thread, serialised)
+    // A worker that has not reported after this many seconds is killed and its
+    // candidate recorded as timed out; 0 = no limit.
+    double measure_timeout_s = 300;
+    std::function<void(const TuneProgress &)> on_progress; // after each measurement (on the calling thread)
+    // Called in the worker process before it measures (tests make a candidate crash or hang).
+    std::function<void(const Candidate &)> worker_hook;
     const std::atomic<bool> *cancel = nullptr;
 };
 

@@ -10,7 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <unistd.h>
 
@@ -135,4 +137,101 @@ TEST(Tuner, FailuresAreNeverChosen) {
     EXPECT_TRUE(better(ok, split, "efficiency"));
     EXPECT_TRUE(better(split, ok, "cycles"));
     EXPECT_FALSE(better(failed, split, "cycles"));
+}
+
+namespace {
+
+// Every other candidate (by its schedule hash) is made to crash in its worker.
+bool doomed(const SearchSpace &space, const Candidate &c) {
+    const std::string h = schedule_hash(space.to_spec(c));
+    return (std::stoul(h.substr(h.size() - 1), nullptr, 16) % 2) == 0;
+}
+
+// How many of `measured` the hook doomed; expects each of those failed with
+// `error` and every other one verified.
+int count_doomed(const SearchSpace &space, const std::vector<Measurement> &measured, const std::string &error) {
+    int n = 0;
+    for (const Measurement &m : measured) {
+        if (doomed(space, m.candidate)) {
+            n++;
+            EXPECT_FALSE(m.verified);
+            EXPECT_NE(m.error.find(error), std::string::npos) << m.error;
+        } else {
+            EXPECT_TRUE(m.verified) << m.candidate.describe() << ": " << m.error;
+        }
+    }
+    return n;
+}
+
+} // namespace
+
+TEST(Tuner, AWorkerThatCrashesIsRecordedAndTheSearchGoesOn) {
+    const std::string db = temp_db("crash");
+    const SearchSpace space = test::space_for("gemm", kSmallGemm, "ascend-like");
+    TuneOptions o;
+    o.generator = "gemm";
+    o.params = kSmallGemm;
+    o.budget_s = 120;
+    o.max_measurements = 8; // the cost model's eight favourites
+    o.jobs = 2;
+    o.db_path = db;
+    o.worker_hook = [&space](const Candidate &c) {
+        if (doomed(space, c)) {
+            std::abort(); // as a simulator bug would
+        }
+    };
+    TuneResult r = tune(o);
+    ASSERT_EQ(r.measured.size(), 8u) << "the search went on after the crashes";
+    const int crashed = count_doomed(space, r.measured, "worker crashed: killed by signal 6");
+    ASSERT_GE(crashed, 1) << "the hook made no candidate crash: pick another rule";
+    ASSERT_LT(crashed, 8);
+    ASSERT_TRUE(r.best.has_value());
+    EXPECT_FALSE(doomed(space, r.best->candidate)) << "a crashed candidate is never chosen";
+
+    // The crashes are in the database with their errors; a resumed run does not retry them.
+    auto store = db::ScheduleStore::open(db);
+    const ArchSpec arch = load_arch("ascend-like");
+    const std::string params_json = db::params_to_json(space.problem().params);
+    int recorded_crashes = 0;
+    std::set<std::string> first;
+    for (const db::ResultRecord &h : store.history("gemm", params_json, arch.hash())) {
+        first.insert(h.schedule_hash);
+        if (h.error_text.find("worker crashed") != std::string::npos) {
+            recorded_crashes++;
+            EXPECT_FALSE(h.verified);
+        }
+    }
+    EXPECT_EQ(recorded_crashes, crashed);
+    o.worker_hook = nullptr;
+    o.max_measurements = 4;
+    TuneResult again = tune(o);
+    ASSERT_EQ(again.measured.size(), 4u);
+    for (const Measurement &m : again.measured) {
+        EXPECT_EQ(first.count(m.schedule_hash), 0u) << m.candidate.describe() << " measured again";
+        EXPECT_TRUE(m.verified) << m.error;
+    }
+    std::remove(db.c_str());
+}
+
+TEST(Tuner, AWorkerPastTheTimeoutIsKilledAndRecorded) {
+    const SearchSpace space = test::space_for("gemm", kSmallGemm, "ascend-like");
+    TuneOptions o;
+    o.generator = "gemm";
+    o.params = kSmallGemm;
+    o.budget_s = 120;
+    o.max_measurements = 4;
+    o.jobs = 2;
+    o.measure_timeout_s = 3;
+    o.worker_hook = [&space](const Candidate &c) {
+        if (doomed(space, c)) {
+            sleep(60); // a hang
+        }
+    };
+    const auto t0 = std::chrono::steady_clock::now();
+    TuneResult r = tune(o);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ASSERT_EQ(r.measured.size(), 4u);
+    const int hung = count_doomed(space, r.measured, "worker timed out: no result after 3 s");
+    ASSERT_GE(hung, 1);
+    EXPECT_LT(secs, 3.0 * hung + 30) << "the hung workers were killed at the limit, not waited for";
 }
