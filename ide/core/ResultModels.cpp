@@ -150,6 +150,8 @@ void LifetimeModel::setResult(const std::shared_ptr<const tessel::CompileResult>
     m_result = r;
     m_levels.clear();
     m_capacity.clear();
+    m_cycles.clear(); // they belong to the previous compile's run
+    m_runCycles = 0;
     for (const auto &c : capacities) {
         m_capacity[c.first] = c.second;
     }
@@ -166,6 +168,17 @@ void LifetimeModel::setResult(const std::shared_ptr<const tessel::CompileResult>
                 m_levels << qs(l.level);
             }
         }
+    }
+    endResetModel();
+}
+
+void LifetimeModel::setRun(const std::shared_ptr<const tessel::RunReport> &r, const tessel::ArchSpec &arch) {
+    beginResetModel();
+    m_cycles.clear();
+    m_runCycles = 0;
+    if (r && r->sim && m_result) {
+        m_cycles = ide::cycleLifetimes(m_result->lifetimes, r->sim->trace, r->provenance, arch);
+        m_runCycles = qint64(r->sim->cycles);
     }
     endResetModel();
 }
@@ -207,7 +220,7 @@ int LifetimeModel::rowCount(const QModelIndex &parent) const {
 }
 
 int LifetimeModel::columnCount(const QModelIndex &parent) const {
-    return parent.isValid() ? 0 : 9;
+    return parent.isValid() ? 0 : 11;
 }
 
 QVariant LifetimeModel::data(const QModelIndex &index, int role) const {
@@ -233,7 +246,16 @@ QVariant LifetimeModel::data(const QModelIndex &index, int role) const {
     case 5: return qlonglong(l.first);
     case 6: return qlonglong(l.last);
     case 7: return qs(l.directive);
-    default: return l.overflow ? QStringLiteral("OVERFLOW") : QString();
+    case 8: return l.overflow ? QStringLiteral("OVERFLOW") : QString();
+    case 9:
+    case 10: {
+        if (size_t(index.row()) >= m_cycles.size() || !m_cycles[index.row()].used) {
+            return {};
+        }
+        const CycleLifetime &c = m_cycles[index.row()];
+        return qlonglong(index.column() == 9 ? c.first : c.last);
+    }
+    default: return {};
     }
 }
 
@@ -241,8 +263,9 @@ QVariant LifetimeModel::headerData(int section, Qt::Orientation o, int role) con
     if (o != Qt::Horizontal || role != Qt::DisplayRole) {
         return {};
     }
-    static const char *names[] = {"buffer", "level", "offset", "bytes", "copies", "first", "last", "directive", "overflow"};
-    return section >= 0 && section < 9 ? QString::fromLatin1(names[section]) : QVariant();
+    static const char *names[] = {"buffer", "level", "offset", "bytes", "copies", "first", "last", "directive",
+                                  "overflow", "first cycle", "last cycle"};
+    return section >= 0 && section < 11 ? QString::fromLatin1(names[section]) : QVariant();
 }
 
 // ---- TimelineModel ---------------------------------------------------------
@@ -463,6 +486,9 @@ void TilingModel::setResult(const std::shared_ptr<const tessel::CompileResult> &
     m_operands.clear();
     m_tile = {1, 1};
     m_tileDirective.clear();
+    m_output.clear();
+    m_outerX.clear();
+    m_outerY.clear();
     if (r) {
         for (const auto &a : r->program.args) {
             Operand o{baseName(a.name), {}, a.is_output};
@@ -481,12 +507,16 @@ void TilingModel::setResult(const std::shared_ptr<const tessel::CompileResult> &
                     m_tile = {std::min<qint64>(d.factors[0], o.shape[0]),
                               std::min<qint64>(d.factors[1], o.shape.size() > 1 ? o.shape[1] : 1)};
                     m_tileDirective = qs(d.id);
+                    m_outerX = d.vars.size() == 6 ? qs(d.vars[2]) : QString();
+                    m_outerY = d.vars.size() == 6 ? qs(d.vars[3]) : QString();
                 } else if (qs(d.func) == o.name && d.kind == tessel::DirectiveKind::Split && d.factors.size() == 1 &&
                            !d.vars.empty() && m_tileDirective.isEmpty()) {
                     m_tile.first = std::min<qint64>(d.factors[0], o.shape[0]);
                     m_tileDirective = qs(d.id);
+                    m_outerX = d.vars.size() >= 2 ? qs(d.vars[1]) : QString();
                 }
             }
+            m_output = o.name;
             break;
         }
     }
@@ -509,6 +539,100 @@ QVector<int> TilingModel::footprintsOf(const QString &operand) const {
     // Staging chains wrap the previous copy, so the longer name is the inner level.
     std::stable_sort(out.begin(), out.end(), [&](int a, int b) { return bs[a].name.size() < bs[b].name.size(); });
     return out;
+}
+
+QMap<QString, qint64> TilingModel::tileLoopValues(int column, int row) const {
+    QMap<QString, qint64> values;
+    const qint64 target[2] = {column * m_tile.first, row * m_tile.second};
+    for (const auto &b : buffers()) {
+        if (b.origin.empty() || baseName(b.origin) != m_output || b.origin_base.empty()) {
+            continue;
+        }
+        // The output's tile buffer: solve base[d] + sum coeff[d][l] * l = tile origin,
+        // the largest step first (a loop split twice has two steps in one dimension).
+        for (size_t d = 0; d < std::min<size_t>(2, b.origin_base.size()); ++d) {
+            QVector<QPair<qint64, int>> steps;
+            for (size_t l = 0; l < b.loops.size(); ++l) {
+                if (b.origin_coeffs[d][l] != 0) {
+                    steps.append({b.origin_coeffs[d][l], int(l)});
+                }
+            }
+            std::sort(steps.begin(), steps.end(), [](auto a, auto c) { return std::abs(a.first) > std::abs(c.first); });
+            qint64 rest = target[d] - b.origin_base[d];
+            for (const auto &[step, l] : steps) {
+                values[qs(b.loops[l].first)] = rest / step;
+                rest -= rest / step * step;
+            }
+        }
+        return values;
+    }
+    // No write-back to place it: the tiling directive's outer loops count tiles.
+    for (const auto &b : buffers()) {
+        for (const auto &l : b.loops) {
+            QString name = qs(l.first);
+            if (baseName(name.section(QLatin1Char('.'), 0, 0).toStdString()) != m_output) {
+                continue;
+            }
+            if (!m_outerX.isEmpty() && name.endsWith(QLatin1Char('.') + m_outerX)) {
+                values[name] = column;
+            } else if (!m_outerY.isEmpty() && name.endsWith(QLatin1Char('.') + m_outerY)) {
+                values[name] = row;
+            }
+        }
+    }
+    return values;
+}
+
+TilingModel::Footprint TilingModel::footprint(int index, int column, int row) const {
+    Footprint f;
+    if (index < 0 || index >= int(buffers().size())) {
+        return f;
+    }
+    const auto &b = buffers()[size_t(index)];
+    const size_t rank = b.origin_base.size();
+    if (b.origin.empty() || rank == 0 || b.extents.size() != rank) {
+        return f;
+    }
+    QMap<QString, qint64> fixed = tileLoopValues(column, row);
+    qint64 lo[2] = {0, 0}, hi[2] = {0, 0}, size[2] = {1, 1};
+    for (size_t d = 0; d < std::min<size_t>(2, rank); ++d) {
+        lo[d] = hi[d] = b.origin_base[d];
+        size[d] = b.extents[d];
+    }
+    for (size_t l = 0; l < b.loops.size(); ++l) {
+        QString name = qs(b.loops[l].first);
+        bool isFixed = fixed.contains(name);
+        qint64 trips = std::max<int64_t>(1, b.loops[l].second);
+        bool moves = false;
+        for (size_t d = 0; d < std::min<size_t>(2, rank); ++d) {
+            qint64 k = b.origin_coeffs[d][l];
+            if (isFixed) {
+                lo[d] += k * fixed[name];
+                hi[d] += k * fixed[name];
+            } else if (k != 0) {
+                moves = true;
+                (k > 0 ? hi[d] : lo[d]) += k * (trips - 1); // loops start at 0: the first iteration is at lo/hi
+            }
+        }
+        if (!isFixed && moves) {
+            QString shortName = name.mid(name.lastIndexOf(QLatin1Char('.')) + 1);
+            f.freeLoops << QStringLiteral("%1 x%2").arg(shortName).arg(b.loops[l].second);
+        }
+    }
+    f.placed = true;
+    // The first iteration of the free loops is where every free term is 0.
+    qint64 first[2] = {b.origin_base[0], rank > 1 ? b.origin_base[1] : 0};
+    for (size_t d = 0; d < std::min<size_t>(2, rank); ++d) {
+        for (size_t l = 0; l < b.loops.size(); ++l) {
+            QString name = qs(b.loops[l].first);
+            if (fixed.contains(name)) {
+                first[d] += b.origin_coeffs[d][l] * fixed[name];
+            }
+        }
+    }
+    f.first = {first[0], first[1], size[0], size[1]};
+    f.span = {lo[0], lo[1], hi[0] - lo[0] + size[0], hi[1] - lo[1] + size[1]};
+    return f;
 }
 
 int TilingModel::rowCount(const QModelIndex &parent) const {

@@ -7,6 +7,7 @@
 // paint from these; the tests assert on them.
 
 #include "dsl/Compile.h"
+#include "ide/core/CycleLifetimes.h"
 
 #include <QAbstractTableModel>
 #include <QMap>
@@ -67,6 +68,12 @@ public:
     /** Program order span: max(last) + 1. */
     qint64 orderLength() const;
     int overflowCount() const;
+    /** The run of this compile: lifetimes in simulated cycles (from its trace); nullptr clears them. */
+    void setRun(const std::shared_ptr<const tessel::RunReport> &r, const tessel::ArchSpec &arch);
+    /** Per lifetime (same order as lifetimes()), empty until a run with a trace arrived. */
+    const std::vector<CycleLifetime> &cycleLifetimes() const { return m_cycles; }
+    /** Cycles of that run (0 without one). */
+    qint64 runCycles() const { return m_runCycles; }
 
     int rowCount(const QModelIndex &parent = {}) const override;
     int columnCount(const QModelIndex &parent = {}) const override;
@@ -77,6 +84,8 @@ private:
     std::shared_ptr<const tessel::CompileResult> m_result;
     QStringList m_levels;
     QMap<QString, qint64> m_capacity;
+    std::vector<CycleLifetime> m_cycles;
+    qint64 m_runCycles = 0;
 };
 
 class TimelineModel : public QAbstractTableModel {
@@ -151,6 +160,24 @@ public:
     /** Indices of buffers() holding `operand`, outermost level first (L1 before L0A). */
     QVector<int> footprintsOf(const QString &operand) const;
 
+    /** Elements [x, x + w) x [y, y + h) of an argument (x innermost). */
+    struct Box {
+        qint64 x = 0, y = 0, w = 0, h = 0;
+        bool operator==(const Box &o) const { return x == o.x && y == o.y && w == o.w && h == o.h; }
+    };
+    /** Where buffer `index`'s box sits while output tile (column, row) is computed. */
+    struct Footprint {
+        bool placed = false; // false: the tiling plan does not say where it sits
+        Box first;           // at the first iteration of every loop the tile does not fix (e.g. ko)
+        Box span;            // the union over all iterations of those loops
+        QStringList freeLoops; // those loops, "ko x4"
+    };
+    Footprint footprint(int index, int column, int row) const;
+    /** The values of the tile loops (io, jo, ...) while output tile (column, row) is
+     * computed: solved from where the output's tile buffer is written back, else
+     * from the tiling directive's outer loop names. */
+    QMap<QString, qint64> tileLoopValues(int column, int row) const;
+
     int rowCount(const QModelIndex &parent = {}) const override;
     int columnCount(const QModelIndex &parent = {}) const override;
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
@@ -161,6 +188,8 @@ private:
     QVector<Operand> m_operands;
     QPair<qint64, qint64> m_tile{1, 1};
     QString m_tileDirective;
+    QString m_output;
+    QString m_outerX, m_outerY; // the tiling directive's outer loop names (xo, yo)
 };
 
 /** "64 KiB", "1.5 MiB", "512 B". */

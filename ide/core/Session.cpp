@@ -119,6 +119,7 @@ void Session::onRan(std::shared_ptr<const tessel::RunReport> r, quint64, double)
     qint64 t0 = nowNs();
     m_run = r;
     m_timeline.setReport(r);
+    m_lifetimes.setRun(r, m_arch);
     m_metrics.setReport(r);
     m_diagnostics.setRun(r);
     m_view.setLength(double(m_timeline.cycles()));

@@ -20,6 +20,29 @@ LifetimeView::LifetimeView(Session *session, QWidget *parent) : QWidget(parent),
     setMinimumHeight(180);
     connect(session->lifetimes(), &QAbstractItemModel::modelReset, this, [this] { update(); });
     connect(session->viewState(), &ViewState::selectionChanged, this, [this] { update(); });
+    connect(session->viewState(), &ViewState::zoomChanged, this, [this] {
+        if (cyclesShown()) {
+            update();
+        }
+    });
+}
+
+void LifetimeView::setTimeAxis(TimeAxisKind kind) {
+    m_axis = kind;
+    update();
+}
+
+bool LifetimeView::cyclesShown() const {
+    const LifetimeModel *m = m_session->lifetimes();
+    return m_axis == TimeAxisKind::Cycles && !m->cycleLifetimes().empty() && m->runCycles() > 0;
+}
+
+TimeAxis LifetimeView::xAxis(const QRectF &lane) const {
+    if (cyclesShown()) { // the timeline's zoom, so the two views line up
+        const ZoomRange &z = m_session->viewState()->zoom();
+        return TimeAxis{z.start, z.end, lane.left(), lane.right()};
+    }
+    return TimeAxis{0, double(std::max<qint64>(1, m_session->lifetimes()->orderLength())), lane.left(), lane.right()};
 }
 
 QRectF LifetimeView::laneOf(int levelIndex) const {
@@ -40,10 +63,17 @@ QRectF LifetimeView::barRect(int i) const {
     const auto &l = m->lifetimes()[i];
     QString level = QString::fromStdString(l.level);
     QRectF lane = laneOf(int(m->levels().indexOf(level)));
-    TimeAxis x{0, double(std::max<qint64>(1, m->orderLength())), lane.left(), lane.right()};
+    TimeAxis x = xAxis(lane);
     AddressAxis y{laneTop(level), lane.top(), lane.bottom()};
     double top = y.mapAddressToY(double(l.offset + l.bytes * std::max(1, l.buffers)));
     double bottom = y.mapAddressToY(double(l.offset));
+    if (cyclesShown()) {
+        const CycleLifetime &c = m->cycleLifetimes()[size_t(i)];
+        if (!c.used) {
+            return {};
+        }
+        return QRectF(QPointF(x.mapTimeToX(double(c.first)), top), QPointF(x.mapTimeToX(double(c.last)), bottom));
+    }
     return QRectF(QPointF(x.mapTimeToX(double(l.first)), top), QPointF(x.mapTimeToX(double(l.last + 1)), bottom));
 }
 
@@ -56,8 +86,14 @@ void LifetimeView::paintEvent(QPaintEvent *) {
         p.drawText(rect(), Qt::AlignCenter, tr("no on-chip buffers (compile to see their lifetimes)"));
         return;
     }
+    const bool cycles = cyclesShown();
     p.setPen(Qt::darkGray);
-    p.drawText(QPointF(kLabelWidth, kTop - 5), tr("program order ->   (address up; dashed = capacity)"));
+    p.drawText(QPointF(kLabelWidth, kTop - 5),
+               cycles ? tr("simulated cycles %1 - %2 (the timeline's zoom) ->   (address up; dashed = capacity)")
+                            .arg(qint64(m_session->viewState()->zoom().start))
+                            .arg(qint64(m_session->viewState()->zoom().end))
+               : m_axis == TimeAxisKind::Cycles ? tr("program order (no run yet for cycles) ->   (address up; dashed = capacity)")
+                                                : tr("program order ->   (address up; dashed = capacity)"));
     const QString selected = m_session->viewState()->selectedDirective();
     for (int li = 0; li < m->levels().size(); ++li) {
         QString level = m->levels()[li];
@@ -86,12 +122,30 @@ void LifetimeView::paintEvent(QPaintEvent *) {
             c = c.lighter(140);
         }
         int copies = std::max(1, l.buffers);
+        if (cycles && r.isNull()) {
+            continue; // no traced access (scalar code only)
+        }
+        p.save();
+        p.setClipRect(laneOf(int(m->levels().indexOf(QString::fromStdString(l.level)))));
         for (int k = 0; k < copies; ++k) { // copy k sits at offset + k * bytes
             QRectF part(r.left(), r.bottom() - (k + 1) * r.height() / copies, r.width(), r.height() / copies);
-            p.fillRect(part, k % 2 ? c.darker(115) : c);
-            p.setPen(QPen(Qt::white, 1));
+            if (!cycles) {
+                p.fillRect(part, k % 2 ? c.darker(115) : c);
+                p.setPen(QPen(Qt::white, 1));
+                p.drawRect(part);
+                continue;
+            }
+            // In cycles: each interval the copy holds data, so double buffering alternates.
+            TimeAxis lx = xAxis(laneOf(int(m->levels().indexOf(QString::fromStdString(l.level)))));
+            for (const auto &[start, end] : m->cycleLifetimes()[size_t(i)].live[size_t(k)]) {
+                QRectF seg(QPointF(lx.mapTimeToX(double(start)), part.top()), QPointF(lx.mapTimeToX(double(end)), part.bottom()));
+                seg.setWidth(std::max(1.0, seg.width()));
+                p.fillRect(seg, k % 2 ? c.darker(115) : c);
+            }
+            p.setPen(QPen(c.darker(130), 1));
             p.drawRect(part);
         }
+        p.restore();
         if (isSel) {
             p.setPen(QPen(Qt::black, 2));
             p.drawRect(r);
@@ -147,15 +201,21 @@ void LifetimeView::mouseMoveEvent(QMouseEvent *e) {
         return;
     }
     const auto &l = m_session->lifetimes()->lifetimes()[i];
+    QString cycles;
+    if (size_t(i) < m_session->lifetimes()->cycleLifetimes().size()) {
+        const CycleLifetime &c = m_session->lifetimes()->cycleLifetimes()[size_t(i)];
+        cycles = c.used ? tr("\nin use cycles %1 .. %2 (%3 traced accesses)").arg(c.first).arg(c.last).arg(c.accesses)
+                        : tr("\nno traced access (scalar code only)");
+    }
     QToolTip::showText(e->globalPosition().toPoint(),
-                       tr("%1 in %2\noffset %3, %4 x %5 copies\nlive %6 .. %7 (program order)\ndirective %8%9")
+                       tr("%1 in %2\noffset %3, %4 x %5 copies\nlive %6 .. %7 (program order)%10\ndirective %8%9")
                            .arg(QString::fromStdString(l.name), QString::fromStdString(l.level))
                            .arg(l.offset)
                            .arg(formatBytes(l.bytes))
                            .arg(l.buffers)
                            .arg(l.first)
                            .arg(l.last)
-                           .arg(QString::fromStdString(l.directive), l.overflow ? tr("\nDOES NOT FIT") : QString()),
+                           .arg(QString::fromStdString(l.directive), l.overflow ? tr("\nDOES NOT FIT") : QString(), cycles),
                        this);
 }
 

@@ -1,10 +1,14 @@
 #ifndef TESSEL_IDE_VIEWS_LIFETIMEVIEW_H
 #define TESSEL_IDE_VIEWS_LIFETIMEVIEW_H
 
-// The buffer-lifetime view: one lane per on-chip memory level, program order
-// on x, address on y; a bar per buffer (its copies stacked, so multi-buffer
-// rotation is visible), the level's capacity as a dashed line, an overflowing
-// buffer in red with its directive. Click selects the buffer's directive.
+// The buffer-lifetime view: one lane per on-chip memory level, time on x
+// (program order, or simulated cycles with the timeline's zoom), address on y;
+// a bar per buffer (its copies stacked, so multi-buffer rotation is visible:
+// in cycles each copy is drawn where it holds data), the level's capacity as a
+// dashed line, an overflowing buffer in red with its directive. Click selects
+// the buffer's directive.
+
+#include "ide/core/Geometry.h"
 
 #include <QWidget>
 
@@ -15,7 +19,11 @@ class Session;
 class LifetimeView : public QWidget {
     Q_OBJECT
 public:
+    enum class TimeAxisKind { ProgramOrder, Cycles };
+
     explicit LifetimeView(Session *session, QWidget *parent = nullptr);
+    void setTimeAxis(TimeAxisKind kind);
+    TimeAxisKind timeAxis() const { return m_axis; }
     QSize sizeHint() const override { return {700, 320}; }
     /** The lifetime (index) drawn under a point, or -1. */
     int lifetimeAt(const QPointF &p) const;
@@ -30,7 +38,10 @@ protected:
 private:
     QRectF laneOf(int levelIndex) const;
     double laneTop(const QString &level) const; // the largest address a lane shows
+    TimeAxis xAxis(const QRectF &lane) const;
+    bool cyclesShown() const; // cycle axis chosen and a run's cycle lifetimes at hand
     Session *m_session;
+    TimeAxisKind m_axis = TimeAxisKind::ProgramOrder;
 };
 
 } // namespace tessel::ide

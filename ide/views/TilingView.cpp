@@ -23,7 +23,10 @@ QString shapeText(const QVector<qint64> &shape) {
 TilingView::TilingView(Session *session, QWidget *parent) : QWidget(parent), m_session(session) {
     setMinimumHeight(180);
     connect(session->tiling(), &QAbstractItemModel::modelReset, this, [this] {
-        m_tile = {0, 0};
+        TileGrid g = outputGrid(); // keep the selected tile while it exists
+        if (m_tile.first >= g.columns() || m_tile.second >= g.rows()) {
+            m_tile = {0, 0};
+        }
         update();
     });
 }
@@ -100,27 +103,50 @@ void TilingView::paintEvent(QPaintEvent *) {
                        tr("selected tile (%1, %2); click a tile").arg(m_tile.second).arg(m_tile.first));
             continue;
         }
-        QRectF box = fit(pane.adjusted(0, 34, 0, -44), double(w), double(h));
+        // Two text lines per level under the box: shape, copies, bytes, directive; where it sits.
+        QVector<int> levels = m->footprintsOf(o.name);
+        QFont small = font();
+        small.setPointSizeF(small.pointSizeF() * 0.85);
+        QFontMetricsF fm(small);
+        int textLines = std::max<int>(1, 2 * int(levels.size()));
+        QRectF box = fit(pane.adjusted(0, 34, 0, -(textLines * fm.height() + 6)), double(w), double(h));
         TileGrid space{w, h, w, h, box};
         p.fillRect(box, QColor(245, 245, 245));
         p.setPen(QPen(Qt::black, 2));
         p.drawRect(box);
         QStringList lines;
         int k = 0;
-        for (int bi : m->footprintsOf(o.name)) {
+        for (int bi : levels) {
             const auto &b = m->buffers()[bi];
             qint64 fw = b.extents.empty() ? 1 : b.extents[0], fh = b.extents.size() > 1 ? b.extents[1] : 1;
-            QRectF fr = space.elementRect(0, 0, fw, fh);
-            p.fillRect(fr, kLevelColors[k % 4]);
-            p.setPen(QPen(kLevelColors[k % 4].darker(170), 1.5));
+            TilingModel::Footprint f = m->footprint(bi, m_tile.first, m_tile.second);
+            QColor c = kLevelColors[k % 4];
+            double inset = 2.0 * k; // inner levels drawn inside outer ones when the boxes coincide
+            if (f.placed && !(f.span == f.first)) { // where the free loops (ko) move it
+                QRectF sr = space.elementRect(f.span.x, f.span.y, f.span.w, f.span.h).adjusted(inset, inset, -inset, -inset);
+                QColor light = c;
+                light.setAlpha(45);
+                p.fillRect(sr, light);
+                p.setPen(QPen(c.darker(170), 1, Qt::DashLine));
+                p.drawRect(sr);
+            }
+            QRectF fr = f.placed ? space.elementRect(f.first.x, f.first.y, f.first.w, f.first.h)
+                                 : space.elementRect(0, 0, fw, fh);
+            fr = fr.adjusted(inset, inset, -inset, -inset);
+            p.fillRect(fr, c);
+            p.setPen(QPen(c.darker(170), 1.5));
             p.drawRect(fr);
-            lines << QStringLiteral("%1 %2x%3 %4%5 %6")
+            lines << QStringLiteral("%1 %2x%3%4, %5 [%6]")
                          .arg(QString::fromStdString(b.level))
                          .arg(fh)
                          .arg(fw)
-                         .arg(formatBytes(b.bytes))
                          .arg(b.buffers > 1 ? QStringLiteral(" x%1").arg(b.buffers) : QString())
-                         .arg(QString::fromStdString(b.directive));
+                         .arg(formatBytes(b.bytes), QString::fromStdString(b.directive));
+            QString where = f.placed ? tr("  at (%1, %2)").arg(f.first.y).arg(f.first.x) : tr("  position unknown");
+            if (f.placed && !f.freeLoops.isEmpty()) {
+                where += tr(", over %1: %2x%3").arg(f.freeLoops.join(QStringLiteral(", "))).arg(f.span.h).arg(f.span.w);
+            }
+            lines << where;
             ++k;
         }
         if (lines.isEmpty()) {
@@ -128,13 +154,22 @@ void TilingView::paintEvent(QPaintEvent *) {
         }
         p.setPen(Qt::black);
         p.drawText(QRectF(pane.left(), pane.top() + 16, pane.width(), 16), Qt::AlignLeft,
-                   tr("footprint per tile iteration:"));
-        QFont small = font();
-        small.setPointSizeF(small.pointSizeF() * 0.85);
+                   tr("tile (%1, %2) reads (dashed: other loops)").arg(m_tile.second).arg(m_tile.first));
         p.setFont(small);
-        p.drawText(QRectF(pane.left(), box.bottom() + 4, pane.width(), 40), Qt::AlignLeft, lines.join('\n'));
+        for (int i = 0; i < lines.size(); ++i) {
+            QColor ink = kLevelColors[(i / 2) % 4].darker(170);
+            ink.setAlpha(255);
+            p.setPen(i % 2 ? QColor(60, 60, 60) : ink);
+            p.drawText(QPointF(pane.left(), box.bottom() + 4 + fm.ascent() + i * fm.height()),
+                       fm.elidedText(lines[i], Qt::ElideRight, pane.width()));
+        }
         p.setFont(font());
     }
+}
+
+void TilingView::selectTile(int column, int row) {
+    m_tile = {column, row};
+    update();
 }
 
 void TilingView::mouseReleaseEvent(QMouseEvent *e) {

@@ -2,8 +2,9 @@
 #define TESSEL_IDE_VIEWS_TILINGVIEW_H
 
 // The tiling view: the output's iteration space with its tile grid, and each
-// input with the footprint one tile iteration stages at every level (sizes
-// and copies named). Clicking a tile selects it and the tiling directive.
+// input with the box the selected tile stages at every level, drawn where it
+// sits (dashed: where the tile's other loops, e.g. the reduction chunks, move
+// it), sizes and copies named. Clicking a tile selects it and the tiling directive.
 
 #include "ide/core/Geometry.h"
 
@@ -20,6 +21,9 @@ public:
     QSize sizeHint() const override { return {700, 300}; }
     /** The output's tile grid as drawn now. */
     TileGrid outputGrid() const;
+    /** Selects output tile (column, row): every input's box is drawn where that tile reads it. */
+    void selectTile(int column, int row);
+    std::pair<int, int> selectedTile() const { return m_tile; }
 
 protected:
     void paintEvent(QPaintEvent *) override;

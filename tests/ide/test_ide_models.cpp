@@ -123,6 +123,99 @@ private Q_SLOTS:
         QVERIFY(sawDouble);
     }
 
+    void cycleLifetimesFromTracedAccesses() {
+        // Synthetic: X and Y share L1 [0, 512) (disjoint scopes), Z is double-buffered at 1024.
+        tessel::ArchSpec arch = tessel::load_arch("ascend-like");
+        int l1 = -1, ub = -1;
+        for (size_t i = 0; i < arch.memories.size(); ++i) {
+            l1 = arch.memories[i].name == "L1" ? int(i) : l1;
+            ub = arch.memories[i].name == "UB" ? int(i) : ub;
+        }
+        QVERIFY(l1 >= 0 && ub >= 0);
+        auto lifetime = [](const char *name, int64_t offset, int copies, const char *dir) {
+            tessel::BufferLifetime l;
+            l.name = name;
+            l.level = "L1";
+            l.offset = offset;
+            l.bytes = 512;
+            l.buffers = copies;
+            l.directive = dir;
+            return l;
+        };
+        std::vector<tessel::BufferLifetime> ls = {lifetime("X", 0, 1, "sx"), lifetime("Y", 0, 1, "sy"),
+                                                  lifetime("Z", 1024, 2, "sz")};
+        std::vector<tessel::isa::Provenance> prov = {{}, {"sx", "", ""}, {"sy", "", ""}, {"sz", "", ""}, {"mm", "", ""}};
+        auto event = [](uint64_t start, uint64_t end, uint32_t p, int level, uint64_t lo, uint64_t hi, bool write) {
+            tessel::sim::TraceEvent e;
+            e.start = start;
+            e.end = end;
+            e.prov = p;
+            e.accesses.push_back({level, lo, hi, write});
+            return e;
+        };
+        std::vector<tessel::sim::TraceEvent> trace = {
+            event(5, 8, 3, l1, 1024, 1536, true),   // Z copy 0 written
+            event(8, 12, 4, l1, 1024, 1536, false), // ... read
+            event(9, 11, 3, l1, 1536, 2048, true),  // Z copy 1 written
+            event(10, 20, 1, l1, 0, 512, true),     // X (by its directive; Y shares the bytes)
+            event(12, 15, 4, l1, 1536, 2048, false),
+            event(13, 16, 3, l1, 1024, 1536, true), // Z copy 0 overwritten: its second interval
+            event(30, 40, 2, l1, 0, 512, true),     // Y
+            event(50, 60, 4, ub, 0, 4096, false),   // another level: nobody's
+        };
+        auto c = cycleLifetimes(ls, trace, prov, arch);
+        QCOMPARE(c.size(), size_t(3));
+        QVERIFY(c[0].used && c[1].used && c[2].used);
+        QCOMPARE(std::make_pair(c[0].first, c[0].last), std::make_pair(int64_t(10), int64_t(20)));
+        QCOMPARE(std::make_pair(c[1].first, c[1].last), std::make_pair(int64_t(30), int64_t(40)));
+        QCOMPARE(std::make_pair(c[2].first, c[2].last), std::make_pair(int64_t(5), int64_t(16)));
+        QCOMPARE(c[2].accesses, 5);
+        using Spans = std::vector<std::pair<int64_t, int64_t>>;
+        QCOMPARE(c[2].copies, (Spans{{5, 16}, {9, 15}}));
+        QCOMPARE(c[2].live[0], (Spans{{5, 12}, {13, 16}}));
+        QCOMPARE(c[2].live[1], (Spans{{9, 15}}));
+        // A read of the shared bytes by another directive is both buffers' use.
+        trace.push_back(event(70, 80, 4, l1, 0, 256, false));
+        c = cycleLifetimes(ls, trace, prov, arch);
+        QCOMPARE(c[0].last, int64_t(80));
+        QCOMPARE(c[1].last, int64_t(80));
+
+        // A real run: every buffer of the staged GEMM is used within the run, A's L1
+        // chunk from the first stage_A DMA on, and both copies of each double buffer.
+        // 256^3: 4 tiles of 128x128 and 4 k chunks each, so every copy is reused.
+        auto compiled = std::make_shared<const tessel::CompileResult>(tessel::compile(gemm(256, tiledStaged())));
+        auto run = std::make_shared<const tessel::RunReport>(tessel::run(gemm(256, tiledStaged()), 1, true));
+        QVERIFY(compiled->ok && run->verified && run->sim);
+        LifetimeModel m;
+        m.setResult(compiled, ascendCapacities());
+        QVERIFY(m.cycleLifetimes().empty());
+        m.setRun(run, arch);
+        QCOMPARE(m.runCycles(), qint64(*run->cycles));
+        QCOMPARE(m.cycleLifetimes().size(), m.lifetimes().size());
+        int64_t firstStageA = -1;
+        for (const auto &e : run->sim->trace) {
+            if (e.op == tessel::isa::Op::DMA && run->provenance[e.prov].directive_id == "stage_A") {
+                firstStageA = firstStageA < 0 ? int64_t(e.start) : std::min(firstStageA, int64_t(e.start));
+            }
+        }
+        QVERIFY(firstStageA >= 0);
+        for (size_t i = 0; i < m.lifetimes().size(); ++i) {
+            const auto &l = m.lifetimes()[i];
+            const CycleLifetime &cl = m.cycleLifetimes()[i];
+            QVERIFY2(cl.used, l.name.c_str());
+            QVERIFY(0 <= cl.first && cl.first < cl.last && cl.last <= m.runCycles());
+            if (l.directive == "stage_A") {
+                QCOMPARE(cl.first, firstStageA);
+            }
+            if (l.buffers == 2) {
+                QVERIFY2(cl.copies[1].first > cl.copies[0].first, l.name.c_str()); // copy 0 is filled first
+                QVERIFY2(cl.live[0].size() >= 2 && cl.live[1].size() >= 2, l.name.c_str()); // refilled: intervals
+                QVERIFY(cl.live[1].front().first < cl.live[0].back().first); // the copies alternate
+            }
+        }
+        QCOMPARE(m.data(m.index(0, 9)).toLongLong(), qlonglong(m.cycleLifetimes()[0].first));
+    }
+
     void overflowIsFlaggedWithItsDirective() {
         tessel::Schedule s;
         s.func("acc").compute_root().id("acc_root");
@@ -190,6 +283,46 @@ private Q_SLOTS:
         QCOMPARE(a.size(), 2);
         QCOMPARE(QString::fromStdString(m.buffers()[a[0]].level), QString("L1"));
         QCOMPARE(QString::fromStdString(m.buffers()[a[1]].level), QString("L0A"));
+    }
+
+    void tilingPlacesBoxesAtTheSelectedTile() {
+        // ascend_panel on 256^3: 128x128 tiles of C; A staged as a whole row panel in L1
+        // (at io) and in k chunks of 128 in L0A (at ko); B in chunks in L1 and L0B.
+        auto spec = tessel::load_schedule((sourceDir() + "/samples/gemm/schedules/ascend_panel.json").toStdString());
+        auto r = std::make_shared<const tessel::CompileResult>(tessel::compile(gemm(256, spec)));
+        QVERIFY(r->ok);
+        TilingModel m;
+        m.setResult(r, spec);
+        QMap<QString, qint64> values; // without the "$N" Halide adds to a Func built again
+        for (auto [loop, v] : m.tileLoopValues(1, 0).asKeyValueRange()) {
+            values[QString(loop).remove(QRegularExpression("\\$[0-9]+"))] = v;
+        }
+        QCOMPARE(values, (QMap<QString, qint64>{{"C.s0.j.jo", 1}, {"C.s0.i.io", 0}})); // column 1, row 0
+        QVector<int> a = m.footprintsOf("A"), b = m.footprintsOf("B");
+        QCOMPARE(a.size(), 2);
+        QCOMPARE(b.size(), 2);
+        using Box = TilingModel::Box;
+        // Tile (column 0, row 1): A's rows 128..255; the L1 panel holds all of K,
+        // L0A the first k chunk, moving along k over ko (2 chunks).
+        TilingModel::Footprint panel = m.footprint(a[0], 0, 1);
+        QVERIFY(panel.placed);
+        QCOMPARE(panel.first, (Box{0, 128, 256, 128}));
+        QCOMPARE(panel.span, panel.first);
+        QVERIFY(panel.freeLoops.isEmpty());
+        TilingModel::Footprint chunk = m.footprint(a[1], 0, 1);
+        QVERIFY(chunk.placed);
+        QCOMPARE(chunk.first, (Box{0, 128, 128, 128}));
+        QCOMPARE(chunk.span, (Box{0, 128, 256, 128}));
+        QCOMPARE(chunk.freeLoops, QStringList({"ko x2"}));
+        // Tile (column 1, row 0): B's columns 128..255, k chunks down the rows.
+        for (int i : b) {
+            TilingModel::Footprint f = m.footprint(i, 1, 0);
+            QVERIFY(f.placed);
+            QCOMPARE(f.first, (Box{128, 0, 128, 128}));
+            QCOMPARE(f.span, (Box{128, 0, 128, 256}));
+        }
+        // The selected tile moves the boxes: column 0 reads B's first columns.
+        QCOMPARE(m.footprint(b[0], 0, 1).first, (Box{0, 0, 128, 128}));
     }
 
     void linesLinkToDirectives() {
