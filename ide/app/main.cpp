@@ -1,10 +1,12 @@
 // tessel-ide: open a generator, edit its schedule, see what it does.
 //   tessel-ide [--generators lib.so] [--open NAME] [--params K=V,...] [--arch PRESET|FILE]
-//              [--schedule FILE] [--select ID] [--screenshot OUT.png] [--screenshot-views DIR]
+//              [--schedule FILE] [--select ID] [--tile C,R] [--lifetime-cycles] [--cost-model]
+//              [--screenshot OUT.png] [--screenshot-views DIR]
 // Without --schedule the autosaved working schedule is restored when it was
 // for the same generator (--no-restore starts empty).
 #include "ide/core/Session.h"
 #include "ide/views/MainWindow.h"
+#include "ide/views/TilingView.h"
 
 #include "npu_target/common/Error.h"
 
@@ -40,7 +42,10 @@ int main(int argc, char **argv) {
     QCommandLineOption views("screenshot-views", "also write one PNG per view into DIR, then exit", "DIR");
     QCommandLineOption noRestore("no-restore", "do not restore the autosaved schedule");
     QCommandLineOption size("size", "window size WxH", "WxH", "1600x1000");
-    cli.addOptions({open, params, arch, schedule, generators, select, screenshot, views, noRestore, size});
+    QCommandLineOption tile("tile", "select output tile COLUMN,ROW in the tiling view", "C,R");
+    QCommandLineOption cycles("lifetime-cycles", "buffer lifetimes in simulated cycles (default: program order)");
+    QCommandLineOption model("cost-model", "show the cost model's predicted timeline next to the simulated one");
+    cli.addOptions({open, params, arch, schedule, generators, select, screenshot, views, noRestore, size, tile, cycles, model});
     cli.process(app);
 
     tessel::ParamMap paramMap;
@@ -88,6 +93,12 @@ int main(int argc, char **argv) {
     if (cli.isSet(select)) {
         session.viewState()->selectDirective(cli.value(select));
     }
+    if (cli.isSet(tile)) {
+        QStringList cr = cli.value(tile).split(',');
+        window.tilingView()->selectTile(cr.value(0).toInt(), cr.value(1).toInt());
+    }
+    window.setLifetimeCycles(cli.isSet(cycles));
+    window.setShowPrediction(cli.isSet(model));
     window.show();
     if (!cli.isSet(screenshot) && !cli.isSet(views)) {
         return app.exec();

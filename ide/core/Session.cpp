@@ -4,6 +4,8 @@
 #include "npu_target/common/Error.h"
 
 #include <QElapsedTimer>
+#include <QPointer>
+#include <QtConcurrent/QtConcurrentRun>
 
 namespace tessel::ide {
 
@@ -26,9 +28,12 @@ Session::Session(QObject *parent)
     connect(&m_service, &CompileService::ran, this, &Session::onRan);
     connect(&m_service, &CompileService::started, this, [this] { Q_EMIT busyChanged(true); });
     connect(&m_service, &CompileService::idle, this, [this] { Q_EMIT busyChanged(false); });
+    connect(&m_tuner, &TuneService::finished, this, &Session::onTuned);
 }
 
 Session::~Session() {
+    m_tuner.cancel();
+    m_tuner.wait();
     m_service.waitForIdle();
 }
 
@@ -113,6 +118,82 @@ void Session::onCompiled(std::shared_ptr<const tessel::CompileResult> r, quint64
     m_modelUpdateMs = (t1 - t0) / 1e6;
     m_compileLatencyMs = (t1 - m_editStamp) / 1e6;
     Q_EMIT compileFinished();
+    requestPrediction();
+}
+
+void Session::requestPrediction() {
+    if (!m_compile || !m_compile->ok) {
+        return;
+    }
+    if (m_prediction && m_prediction->scheduleHash == m_compile->schedule_hash) {
+        return;
+    }
+    QPointer<Session> self(this);
+    tessel::CompileRequest req = request();
+    std::string hash = m_compile->schedule_hash;
+    (void)QtConcurrent::run([self, req, hash] {
+        auto p = std::make_shared<ModelPrediction>(predictSchedule(req));
+        p->scheduleHash = hash;
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, p] {
+                // Only the prediction of the schedule on screen is kept.
+                if (self && self->m_compile && self->m_compile->schedule_hash == p->scheduleHash) {
+                    self->m_prediction = p;
+                    Q_EMIT self->predictionChanged();
+                }
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+bool Session::startTune(double budgetS, int jobs, int maxMeasurements, QString *error) {
+    if (!m_opened || m_tuner.isRunning()) {
+        if (error) {
+            *error = m_opened ? QStringLiteral("a tuning run is already going") : QStringLiteral("nothing is open");
+        }
+        return false;
+    }
+    tessel::sched::TuneOptions o;
+    o.generator = m_generator.toStdString();
+    o.params = m_params;
+    o.arch = m_archName.toStdString();
+    o.budget_s = budgetS;
+    o.jobs = std::max(1, jobs);
+    o.max_measurements = maxMeasurements;
+    o.db_path = m_dbPath.toStdString();
+    return m_tuner.start(o);
+}
+
+void Session::onTuned(std::shared_ptr<const tessel::sched::TuneResult> r, const QString &error, bool cancelled) {
+    m_tune = r;
+    refreshHistory();
+    if (!r) {
+        Q_EMIT tuneFinished(false, QStringLiteral("tuning failed: ") + error);
+        return;
+    }
+    QString counts = QStringLiteral("%1 measured, %2 already in the database").arg(r->measured.size()).arg(r->skipped);
+    if (cancelled) {
+        Q_EMIT tuneFinished(false, QStringLiteral("tuning cancelled (%1); the editor is unchanged").arg(counts));
+        return;
+    }
+    if (!r->best) {
+        Q_EMIT tuneFinished(false, QStringLiteral("tuning found no verified schedule (%1)").arg(counts));
+        return;
+    }
+    QString parseError;
+    tessel::ScheduleSpec best;
+    try {
+        best = tessel::parse_schedule(r->best->schedule_json, "tuned schedule");
+    } catch (const tessel::UserError &e) {
+        Q_EMIT tuneFinished(false, QStringLiteral("the tuned schedule does not parse: ") + QString::fromStdString(e.what()));
+        return;
+    }
+    m_schedule.setSchedule(best, QStringLiteral("load tuned schedule"));
+    Q_EMIT tuneFinished(true, QStringLiteral("loaded the tuned schedule: %1 cycles, efficiency %2 (%3)")
+                                  .arg(r->best->cycles)
+                                  .arg(r->best->efficiency, 0, 'f', 3)
+                                  .arg(counts));
 }
 
 void Session::onRan(std::shared_ptr<const tessel::RunReport> r, quint64, double) {

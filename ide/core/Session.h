@@ -10,6 +10,7 @@
 #include "ide/core/History.h"
 #include "ide/core/ResultModels.h"
 #include "ide/core/ScheduleModel.h"
+#include "ide/core/Tuning.h"
 #include "ide/core/ViewState.h"
 
 #include "npu_target/arch/ArchSpec.h"
@@ -69,6 +70,18 @@ public:
     /** Loads the schedule of history row `row` into the editor (one undo step). */
     bool loadFromHistory(int row, QString *error = nullptr);
 
+    // ---- tuning (scheduler/Tuner.h) and the cost model ----
+    TuneService *tuner() { return &m_tuner; }
+    /** Tunes the open problem for `budgetS` seconds on `jobs` measurement threads
+     * (at most `maxMeasurements` when > 0), recording into the database. When it
+     * finishes, the best verified schedule goes into the editor as one undo step
+     * and the history reloads; a cancelled run changes nothing in the editor (its
+     * measurements are in the history). False with `error` when already tuning. */
+    bool startTune(double budgetS, int jobs, int maxMeasurements = 0, QString *error = nullptr);
+    std::shared_ptr<const tessel::sched::TuneResult> lastTune() const { return m_tune; }
+    /** The cost model's prediction for the compiled schedule (null until it arrived). */
+    std::shared_ptr<const ModelPrediction> prediction() const { return m_prediction; }
+
     /** Milliseconds from the last schedule change to its models being updated. */
     double lastCompileLatencyMs() const { return m_compileLatencyMs; }
     double lastRunLatencyMs() const { return m_runLatencyMs; }
@@ -80,11 +93,16 @@ Q_SIGNALS:
     void runFinished();
     /** The compile service started or finished work. */
     void busyChanged(bool busy);
+    /** A tuning run ended: `loaded` when its best schedule went into the editor. */
+    void tuneFinished(bool loaded, const QString &message);
+    void predictionChanged();
 
 private:
     void onScheduleChanged();
     void onCompiled(std::shared_ptr<const tessel::CompileResult> r, quint64 gen, double ms);
     void onRan(std::shared_ptr<const tessel::RunReport> r, quint64 gen, double ms);
+    void onTuned(std::shared_ptr<const tessel::sched::TuneResult> r, const QString &error, bool cancelled);
+    void requestPrediction();
 
     QString m_generator;
     tessel::ParamMap m_params;
@@ -101,6 +119,9 @@ private:
     MetricsModel m_metrics;
     TilingModel m_tiling;
     HistoryModel m_history;
+    TuneService m_tuner;
+    std::shared_ptr<const tessel::sched::TuneResult> m_tune;
+    std::shared_ptr<const ModelPrediction> m_prediction;
     std::shared_ptr<const tessel::CompileResult> m_compile;
     std::shared_ptr<const tessel::RunReport> m_run;
     QMap<int, QStringList> m_lineLinks;

@@ -8,8 +8,17 @@
 #include "ide/views/TextViews.h"
 #include "ide/views/TilingView.h"
 #include "ide/views/TimelineView.h"
+#include "ide/views/TuneDialog.h"
 
+#include <QAction>
+#include <QCheckBox>
+#include <QComboBox>
 #include <QGroupBox>
+#include <QHBoxLayout>
+#include <QInputDialog>
+#include <QMenuBar>
+#include <QThread>
+#include <QToolBar>
 #include <QHeaderView>
 #include <QLabel>
 #include <QSplitter>
@@ -48,6 +57,39 @@ MainWindow::MainWindow(Session *session, QWidget *parent) : QMainWindow(parent),
     auto *timeline = new TimelineView(session);
     auto *lifetimes = new LifetimeView(session);
     auto *tiling = new TilingView(session);
+    m_timeline = timeline;
+    m_lifetimes = lifetimes;
+    m_tiling = tiling;
+    // Options above the timeline and the lifetimes.
+    auto *timelinePane = new QWidget;
+    auto *tl = new QVBoxLayout(timelinePane);
+    tl->setContentsMargins(0, 0, 0, 0);
+    m_predictionBox = new QCheckBox(tr("cost model's predicted timeline (for schedules of the tuner's space)"));
+    connect(m_predictionBox, &QCheckBox::toggled, timeline, &TimelineView::setShowPrediction);
+    connect(session, &Session::predictionChanged, this, [this] {
+        auto p = m_session->prediction();
+        m_predictionBox->setText(p && p->ok ? tr("cost model: %1 cycles predicted, bound by %2 (its first iterations drawn)")
+                                                  .arg(qint64(p->prediction.cycles))
+                                                  .arg(QString::fromStdString(p->prediction.bound))
+                                            : tr("cost model: no prediction for this schedule"));
+        m_predictionBox->setToolTip(p && !p->ok ? QString::fromStdString(p->why) : QString());
+    });
+    tl->addWidget(m_predictionBox);
+    tl->addWidget(timeline, 1);
+    auto *lifetimePane = new QWidget;
+    auto *ll = new QVBoxLayout(lifetimePane);
+    ll->setContentsMargins(0, 0, 0, 0);
+    auto *axisRow = new QHBoxLayout;
+    m_axisBox = new QComboBox;
+    m_axisBox->addItems({tr("program order"), tr("simulated cycles")});
+    connect(m_axisBox, &QComboBox::currentIndexChanged, this, [lifetimes](int i) {
+        lifetimes->setTimeAxis(i == 1 ? LifetimeView::TimeAxisKind::Cycles : LifetimeView::TimeAxisKind::ProgramOrder);
+    });
+    axisRow->addWidget(new QLabel(tr("time:")));
+    axisRow->addWidget(m_axisBox);
+    axisRow->addStretch(1);
+    ll->addLayout(axisRow);
+    ll->addWidget(lifetimes, 1);
     auto *metrics = new MetricsView(session);
     auto *code = new CodeTabs(session);
     auto *history = new HistoryView(session);
@@ -60,8 +102,8 @@ MainWindow::MainWindow(Session *session, QWidget *parent) : QMainWindow(parent),
     left->setStretchFactor(0, 3);
     left->setStretchFactor(1, 1);
     auto *middle = new QSplitter(Qt::Vertical);
-    QWidget *timelineBox = titled(tr("DMA / pipe timeline (wheel: zoom, drag: pan)"), timeline);
-    QWidget *lifetimeBox = titled(tr("Buffer lifetimes per memory level"), lifetimes);
+    QWidget *timelineBox = titled(tr("DMA / pipe timeline (wheel: zoom, drag: pan)"), timelinePane);
+    QWidget *lifetimeBox = titled(tr("Buffer lifetimes per memory level"), lifetimePane);
     QWidget *tilingBox = titled(tr("Tiling"), tiling);
     middle->addWidget(timelineBox);
     middle->addWidget(lifetimeBox);
@@ -85,9 +127,60 @@ MainWindow::MainWindow(Session *session, QWidget *parent) : QMainWindow(parent),
     connect(session, &Session::runFinished, this, &MainWindow::updateStatus);
     connect(session, &Session::compileFinished, this, &MainWindow::updateStatus);
     setWindowTitle(tr("Tessel IDE"));
+
+    QMenu *menu = menuBar()->addMenu(tr("&Schedule"));
+    QAction *undo = session->undoStack()->createUndoAction(this, tr("&Undo"));
+    undo->setShortcut(QKeySequence::Undo);
+    QAction *redo = session->undoStack()->createRedoAction(this, tr("&Redo"));
+    redo->setShortcut(QKeySequence::Redo);
+    m_tune = new QAction(tr("&Tune..."), this);
+    m_tune->setObjectName(QStringLiteral("tune"));
+    m_tune->setShortcut(QKeySequence(tr("Ctrl+T")));
+    m_tune->setToolTip(tr("Search the legal schedules of this problem with the tuner (cost model + simulator) within a "
+                          "time budget; the best one is loaded into the editor"));
+    connect(m_tune, &QAction::triggered, this, &MainWindow::tune);
+    connect(session->tuner(), &TuneService::finished, this, [this] { m_tune->setEnabled(true); });
+    connect(session, &Session::tuneFinished, this, [this](bool, const QString &message) {
+        statusBar()->showMessage(message, 15000);
+    });
+    menu->addAction(undo);
+    menu->addAction(redo);
+    menu->addSeparator();
+    menu->addAction(m_tune);
+    QToolBar *bar = addToolBar(tr("Schedule"));
+    bar->setObjectName(QStringLiteral("scheduleToolbar"));
+    bar->addAction(undo);
+    bar->addAction(redo);
+    bar->addAction(m_tune);
     m_views = {{"editor", editorBox},     {"diagnostics", diagBox},   {"timeline", timelineBox},
                {"lifetimes", lifetimeBox}, {"tiling", tilingBox},     {"metrics", metricsBox},
                {"code", code},             {"history", history}};
+}
+
+void MainWindow::setShowPrediction(bool on) {
+    m_predictionBox->setChecked(on);
+}
+
+void MainWindow::setLifetimeCycles(bool on) {
+    m_axisBox->setCurrentIndex(on ? 1 : 0);
+}
+
+void MainWindow::tune() {
+    bool ok = false;
+    int budget = QInputDialog::getInt(this, tr("Tune"),
+                                      tr("Budget in seconds (no measurement starts after it; results go to the "
+                                         "schedule database and the history):"),
+                                      30, 1, 3600, 5, &ok);
+    if (!ok) {
+        return;
+    }
+    auto *dialog = new TuneDialog(m_session, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    int jobs = std::max(1, QThread::idealThreadCount() - 1);
+    if (dialog->start(budget, jobs)) {
+        m_tune->setEnabled(false);
+    }
+    dialog->show();
 }
 
 void MainWindow::updateStatus() {

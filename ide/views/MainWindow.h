@@ -3,18 +3,26 @@
 
 // The main window: schedule editor and diagnostics on the left, the timeline,
 // buffer lifetimes and tiling in the middle, metrics/roofline, code and
-// history on the right. Every view attaches to one Session.
+// history on the right. Every view attaches to one Session. The Schedule menu
+// (and toolbar) has Undo/Redo and Tune (Ctrl+T: the tuner with a budget and a
+// progress dialog; the best schedule is loaded when it finishes).
 
 #include <QList>
 #include <QMainWindow>
 #include <QPair>
 
+class QAction;
+class QCheckBox;
+class QComboBox;
 class QLabel;
 class QTableView;
 
 namespace tessel::ide {
 
 class Session;
+class LifetimeView;
+class TilingView;
+class TimelineView;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -22,10 +30,25 @@ public:
     explicit MainWindow(Session *session, QWidget *parent = nullptr);
     /** Every view with a file-name-friendly name (for --screenshot-views). */
     QList<QPair<QString, QWidget *>> views() const { return m_views; }
+    QAction *tuneAction() const { return m_tune; }
+    TimelineView *timelineView() const { return m_timeline; }
+    LifetimeView *lifetimeView() const { return m_lifetimes; }
+    TilingView *tilingView() const { return m_tiling; }
+    /** Shows the cost model's predicted timeline next to the simulated one. */
+    void setShowPrediction(bool on);
+    /** The lifetime view's time axis: simulated cycles (true) or program order. */
+    void setLifetimeCycles(bool on);
 
 private:
     void updateStatus();
+    void tune();
     Session *m_session;
+    QAction *m_tune = nullptr;
+    TimelineView *m_timeline = nullptr;
+    LifetimeView *m_lifetimes = nullptr;
+    TilingView *m_tiling = nullptr;
+    QCheckBox *m_predictionBox = nullptr;
+    QComboBox *m_axisBox = nullptr;
     QList<QPair<QString, QWidget *>> m_views;
     QLabel *m_status;
 };

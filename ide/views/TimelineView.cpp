@@ -13,7 +13,7 @@
 namespace tessel::ide {
 
 namespace {
-constexpr double kLabelWidth = 56, kRuler = 20;
+constexpr double kLabelWidth = 76, kRuler = 20;
 
 QColor barColor(const tessel::sim::TraceEvent &e) {
     using tessel::isa::Op;
@@ -55,6 +55,37 @@ TimelineView::TimelineView(Session *session, QWidget *parent) : QWidget(parent),
     connect(session->viewState(), &ViewState::zoomChanged, this, repaint);
     connect(session->viewState(), &ViewState::selectionChanged, this, repaint);
     connect(session->timeline(), &QAbstractItemModel::modelReset, this, repaint);
+    connect(session, &Session::predictionChanged, this, repaint);
+}
+
+void TimelineView::setShowPrediction(bool on) {
+    m_showPrediction = on;
+    update();
+}
+
+QStringList TimelineView::predictedPipes() const {
+    QStringList out;
+    auto p = m_session->prediction();
+    if (!m_showPrediction || !p || !p->ok) {
+        return out;
+    }
+    // In the simulated rows' order, then any other.
+    QStringList sim = m_session->timeline()->pipes();
+    for (const auto &b : p->prediction.timeline) {
+        QString pipe = QString::fromStdString(b.pipe);
+        if (!out.contains(pipe)) {
+            out << pipe;
+        }
+    }
+    std::stable_sort(out.begin(), out.end(), [&](const QString &a, const QString &b) {
+        auto rank = [&](const QString &x) { return sim.contains(x) ? sim.indexOf(x) : int(sim.size()); };
+        return rank(a) < rank(b);
+    });
+    return out;
+}
+
+int TimelineView::rowCount() const {
+    return int(m_session->timeline()->pipes().size() + predictedPipes().size());
 }
 
 QRectF TimelineView::plotArea() const {
@@ -90,8 +121,9 @@ void TimelineView::paintEvent(QPaintEvent *) {
     p.drawText(QPointF(4, kRuler - 7), tr("cycles"));
     const QString selected = m_session->viewState()->selectedDirective();
     p.setClipRect(QRectF(0, kRuler, width(), height()));
+    const int rows = rowCount();
     for (int row = 0; row < pipes.size(); ++row) {
-        QRectF lane = laneRect(area, int(pipes.size()), row, 3);
+        QRectF lane = laneRect(area, rows, row, 3);
         p.setClipping(false);
         p.setPen(Qt::black);
         p.drawText(QRectF(2, lane.top(), kLabelWidth - 6, lane.height()), Qt::AlignVCenter | Qt::AlignRight, pipes[row]);
@@ -120,13 +152,35 @@ void TimelineView::paintEvent(QPaintEvent *) {
             }
         }
     }
+    // The cost model's predicted timeline: hatched bars, one row per pipe it models.
+    QStringList model = predictedPipes();
+    auto prediction = m_session->prediction();
+    for (int k = 0; k < model.size(); ++k) {
+        QRectF lane = laneRect(area, rows, int(pipes.size()) + k, 3);
+        p.setClipping(false);
+        p.setPen(QColor(40, 90, 160));
+        p.drawText(QRectF(0, lane.top(), kLabelWidth - 4, lane.height()), Qt::AlignVCenter | Qt::AlignRight,
+                   tr("model %1").arg(model[k]));
+        p.setClipRect(area);
+        p.fillRect(lane, QColor(236, 242, 250));
+        for (const auto &b : prediction->prediction.timeline) {
+            if (QString::fromStdString(b.pipe) != model[k] || b.end < ax.t0 || b.start > ax.t1) {
+                continue;
+            }
+            double x0 = ax.mapTimeToX(b.start), x1 = ax.mapTimeToX(b.end);
+            QRectF bar(x0, lane.top() + 1, std::max(1.0, x1 - x0), lane.height() - 2);
+            p.fillRect(bar, QBrush(QColor(40, 90, 160), Qt::BDiagPattern));
+            p.setPen(QPen(QColor(40, 90, 160), 1));
+            p.drawRect(bar);
+        }
+    }
 }
 
 int TimelineView::eventAt(const QPointF &pt) const {
     const TimelineModel *m = m_session->timeline();
     QRectF area = plotArea();
     for (int row = 0; row < m->pipes().size(); ++row) {
-        if (laneRect(area, int(m->pipes().size()), row, 3).contains(pt)) {
+        if (laneRect(area, rowCount(), row, 3).contains(pt)) {
             TimeAxis ax = axis();
             double slack = 3 / std::max(ax.scale(), 1e-12); // 3 pixels
             return m->eventAt(row, ax.mapXToTime(pt.x()), slack);

@@ -3,7 +3,9 @@
 
 // The DMA/pipe timeline: one row per pipe, a bar per traced instruction
 // (simulated cycles on x, zoom/pan shared through ViewState), idle time shaded,
-// hover details, click selects the bar's directive.
+// hover details, click selects the bar's directive. With the cost model shown,
+// a second group of rows ("model MTE2", ...) holds the cost model's predicted
+// timeline (scheduler/CostModel.h) on the same axis.
 
 #include "ide/core/Geometry.h"
 
@@ -20,6 +22,10 @@ public:
     QSize sizeHint() const override { return {900, 260}; }
     /** The event under a point (index into the trace), or -1. */
     int eventAt(const QPointF &p) const;
+    void setShowPrediction(bool on);
+    bool showPrediction() const { return m_showPrediction; }
+    /** The predicted pipes drawn now (empty when hidden or when there is no prediction). */
+    QStringList predictedPipes() const;
 
 protected:
     void paintEvent(QPaintEvent *) override;
@@ -31,7 +37,9 @@ protected:
 private:
     QRectF plotArea() const;
     TimeAxis axis() const;
+    int rowCount() const;
     Session *m_session;
+    bool m_showPrediction = false;
     double m_dragX = -1;
     bool m_dragged = false;
 };

@@ -2,11 +2,17 @@
 // editor model, wait for the off-thread recompile + run, check the timeline,
 // lifetime and metrics models changed; enter an overflowing schedule and check
 // the diagnostic, the overflow flag and the red bar; undo restores; autosave,
-// database save/load; the main window renders with every view.
+// database save/load; the main window renders with every view; the cost
+// model's predicted timeline; the Tune action (a short tuning run through its
+// progress dialog loads the best schedule as one undo step; cancel stops it
+// and leaves the editor alone).
 #include "ide/core/Session.h"
 #include "ide/views/LifetimeView.h"
 #include "ide/views/MainWindow.h"
 #include "ide/views/TimelineView.h"
+#include "ide/views/TuneDialog.h"
+
+#include <QAction>
 
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -46,6 +52,20 @@ class TestSession : public QObject {
             idle.wait(100);
         }
         return !m_s->service()->isBusy();
+    }
+
+    /** Waits until the cost model's prediction is the one of the compiled schedule. */
+    bool predictionLanded(int ms = 30000) {
+        QSignalSpy predicted(m_s.get(), &Session::predictionChanged);
+        QElapsedTimer t;
+        t.start();
+        auto landed = [this] {
+            return m_s->prediction() && m_s->lastCompile() && m_s->prediction()->scheduleHash == m_s->lastCompile()->schedule_hash;
+        };
+        while (!landed() && t.elapsed() < ms) {
+            predicted.wait(100);
+        }
+        return landed();
     }
 
 private Q_SLOTS:
@@ -189,12 +209,96 @@ private Q_SLOTS:
                                  (m->event(ev).start + m->event(ev).end) / 2.0);
         const ZoomRange &z = m_s->viewState()->zoom();
         double mid = (m->event(ev).start + m->event(ev).end) / 2.0;
-        double x = 56 + (mid - z.start) / (z.end - z.start) * (tv->width() - 62); // plot area: x 56 .. width - 6
+        double x = 76 + (mid - z.start) / (z.end - z.start) * (tv->width() - 82); // plot area: x 76 .. width - 6
         double laneH = (tv->height() - 24.0 - 3 * (m->pipes().size() - 1)) / m->pipes().size();
         double y = 20 + pipe * (laneH + 3) + laneH / 2;
         QCOMPARE(tv->eventAt(QPointF(x, y)), ev);
         QTest::mouseClick(tv, Qt::LeftButton, {}, QPoint(int(x), int(y)));
         QCOMPARE(m_s->viewState()->selectedDirective(), m->directiveOf(ev));
+        QVERIFY(w.tuneAction() && w.tuneAction()->isEnabled());
+        QCOMPARE(w.tuneAction()->shortcut(), QKeySequence("Ctrl+T"));
+    }
+
+    void costModelPredictionIsDrawnNextToTheSimulation() {
+        // tiled_staged is a candidate of the tuner's space: the cost model predicts it.
+        QVERIFY(predictionLanded());
+        auto p = m_s->prediction();
+        QVERIFY(p);
+        QVERIFY2(p->ok, p->why.c_str());
+        QCOMPARE(p->scheduleHash, m_s->lastCompile()->schedule_hash);
+        QVERIFY(p->prediction.cycles > 0 && !p->prediction.timeline.empty());
+        TimelineView tv(m_s.get());
+        tv.resize(800, 300);
+        QVERIFY(tv.predictedPipes().isEmpty()); // hidden until asked for
+        tv.setShowPrediction(true);
+        QVERIFY2(tv.predictedPipes().contains("MTE2") && tv.predictedPipes().contains("M"),
+                 qPrintable(tv.predictedPipes().join(',')));
+        QVERIFY(!tv.grab().isNull());
+        // A schedule outside the space (A's L1 chunks single-, B's double-buffered): no prediction, and why.
+        QVERIFY(m_s->schedule()->setField(m_s->schedule()->rowOf("stage_A"), "buffers", "1"));
+        QVERIFY(settle());
+        QVERIFY(predictionLanded());
+        QVERIFY(!m_s->prediction()->ok);
+        QVERIFY2(m_s->prediction()->why.find("search space") != std::string::npos, m_s->prediction()->why.c_str());
+        QVERIFY(tv.predictedPipes().isEmpty());
+        m_s->undoStack()->undo();
+        QVERIFY(settle());
+    }
+
+    void tuneLoadsTheBestScheduleAsOneUndoStep() {
+        tessel::ScheduleSpec hand = m_s->schedule()->spec();
+        // Start from a schedule the tuner cannot produce (outside its space), so loading its best changes it.
+        QVERIFY(m_s->schedule()->setField(m_s->schedule()->rowOf("stage_A"), "buffers", "1"));
+        tessel::ScheduleSpec outside = m_s->schedule()->spec();
+        QVERIFY(settle());
+        int undoCount = m_s->undoStack()->count();
+        int historyRows = m_s->history()->rowCount();
+        TuneDialog d(m_s.get());
+        QSignalSpy progress(m_s->tuner(), &TuneService::progress);
+        QSignalSpy done(m_s.get(), &Session::tuneFinished);
+        QVERIFY(d.start(60, 1, 3)); // at most 3 measurements
+        QVERIFY(m_s->tuner()->isRunning());
+        QVERIFY(progress.wait(60000));
+        QVERIFY2(d.progressText().contains("candidates measured") && d.progressText().contains("ETA"),
+                 qPrintable(d.progressText()));
+        QVERIFY(done.count() == 1 || done.wait(120000));
+        QVERIFY2(done[0][0].toBool(), qPrintable(done[0][1].toString()));
+        QCOMPARE(d.result(), int(QDialog::Accepted));
+        QVERIFY(!m_s->tuner()->isRunning());
+        auto t = m_s->lastTune();
+        QVERIFY(t && t->best);
+        QVERIFY(!t->measured.empty() && t->measured.size() <= 3);
+        QCOMPARE(m_s->schedule()->spec(), tessel::parse_schedule(t->best->schedule_json));
+        QCOMPARE(m_s->undoStack()->count(), undoCount + 1);
+        QVERIFY(m_s->history()->rowCount() >= historyRows + 1); // recorded by the tuner, reloaded
+        QVERIFY(settle());
+        QVERIFY(m_s->lastRun() && m_s->lastRun()->verified);
+        QCOMPARE(m_s->lastRun()->cycles.value_or(-1), t->best->cycles); // what the tuner measured
+        m_s->undoStack()->undo();
+        QCOMPARE(m_s->schedule()->spec(), outside);
+        m_s->undoStack()->undo();
+        QCOMPARE(m_s->schedule()->spec(), hand);
+        QVERIFY(settle());
+    }
+
+    void cancelledTuneLeavesTheEditorAlone() {
+        tessel::ScheduleSpec before = m_s->schedule()->spec();
+        int undoCount = m_s->undoStack()->count();
+        QSignalSpy done(m_s.get(), &Session::tuneFinished);
+        QElapsedTimer t;
+        t.start();
+        QVERIFY(m_s->startTune(600, 1));
+        QString error;
+        QVERIFY(!m_s->startTune(600, 1, 0, &error)); // one at a time
+        QVERIFY(error.contains("already"));
+        m_s->tuner()->cancel();
+        QVERIFY(done.wait(60000));
+        QVERIFY(t.elapsed() < 60000); // far less than the budget
+        QCOMPARE(done[0][0].toBool(), false);
+        QVERIFY2(done[0][1].toString().contains("cancelled"), qPrintable(done[0][1].toString()));
+        QCOMPARE(m_s->schedule()->spec(), before);
+        QCOMPARE(m_s->undoStack()->count(), undoCount);
+        QVERIFY(!m_s->tuner()->isRunning());
     }
 };
 
