@@ -27,20 +27,21 @@ namespace tessel::cli {
 namespace {
 
 struct TuneCliOptions {
-    std::string generator, params, arch = "ascend-like", budget = "60s", db, out, hand, objective = "efficiency";
+    std::string generator, params, arch = "ascend-like", budget = "60s", timeout = "300s", db, out, hand,
+        objective = "efficiency";
     std::string samples = std::string(TESSEL_SOURCE_DIR) + "/samples";
     int jobs = 1, seeds = 8, max = 0;
     uint64_t seed = 1;
     bool random = false, no_db = false, quiet = false;
 };
 
-double parse_budget(const std::string &text) {
+double parse_duration(const std::string &option, const std::string &text) {
     size_t used = 0;
     double v = 0;
     try {
         v = std::stod(text, &used);
     } catch (const std::exception &) {
-        throw UserError("--budget " + text + ": expected a duration such as 60s, 2m or 90");
+        throw UserError(option + " " + text + ": expected a duration such as 60s, 2m or 90");
     }
     const std::string unit = text.substr(used);
     if (unit.empty() || unit == "s") {
@@ -52,7 +53,7 @@ double parse_budget(const std::string &text) {
     if (unit == "h") {
         return v * 3600;
     }
-    throw UserError("--budget " + text + ": unknown unit '" + unit + "' (use s, m or h)");
+    throw UserError(option + " " + text + ": unknown unit '" + unit + "' (use s, m or h)");
 }
 
 bool file_exists(const std::string &path) {
@@ -63,15 +64,32 @@ bool file_exists(const std::string &path) {
 // The hand schedules of samples/ for a problem (the best of them is the reference).
 std::vector<std::string> hand_schedules(const std::string &generator, const ParamMap &params, const std::string &arch,
                                         const std::string &samples) {
+    struct Hand {
+        const char *generator, *arch, *file;
+    };
+    static const Hand kHands[] = {
+        {"gemm", "ascend-like", "gemm/schedules/tiled_staged.json"},
+        {"gemm", "ascend-like", "gemm/schedules/ascend_panel.json"},
+        {"gemm", "gemmini-like", "gemm/schedules/gemmini_int8.json"},
+        {"gemm", "auto-int8", "gemm/schedules/auto_int8.json"},
+        {"conv2d", "ascend-like", "conv2d/schedules/ascend_tensorized.json"},
+        {"conv2d", "ascend-like", "conv2d/schedules/ops_ascend_3x3.json"},
+        {"conv2d", "gemmini-like", "conv2d/schedules/gemmini_int8.json"},
+        {"conv2d", "auto-int8", "conv2d/schedules/auto_int8.json"},
+        {"softmax", "ascend-like", "softmax/schedules/staged_vector.json"},
+        {"softmax", "gemmini-like", "softmax/schedules/gemmini_fp32.json"},
+        {"softmax", "auto-int8", "softmax/schedules/auto_int8.json"},
+    };
     std::vector<std::string> files;
-    if (generator == "gemm" && arch == "ascend-like") {
-        files = {"gemm/schedules/tiled_staged.json", "gemm/schedules/ascend_panel.json"};
-    } else if (generator == "gemm" && arch == "gemmini-like") {
-        files = {"gemm/schedules/gemmini_int8.json"};
-    } else if (generator == "elementwise" && arch == "ascend-like") {
+    if (generator == "elementwise" && arch == "ascend-like") {
         auto op = params.find("op");
         files = {op != params.end() && op->second == "add" ? "elementwise/schedules/add_staged.json"
                                                            : "elementwise/schedules/chain_staged.json"};
+    }
+    for (const Hand &h : kHands) {
+        if (generator == h.generator && arch == h.arch) {
+            files.push_back(h.file);
+        }
     }
     std::vector<std::string> out;
     for (const auto &f : files) {
@@ -101,7 +119,8 @@ int run_tune(const TuneCliOptions &o) {
     t.generator = o.generator;
     t.params = parse_params(o.params);
     t.arch = o.arch;
-    t.budget_s = parse_budget(o.budget);
+    t.budget_s = parse_duration("--budget", o.budget);
+    t.measure_timeout_s = parse_duration("--timeout", o.timeout);
     t.jobs = std::max(1, o.jobs);
     t.seed = o.seed;
     t.seed_candidates = o.seeds;
@@ -162,8 +181,14 @@ int run_tune(const TuneCliOptions &o) {
         req.generator = o.generator;
         req.params = t.params;
         req.arch = o.arch;
-        req.schedule = load_schedule(f);
-        RunReport h = run(req, o.seed);
+        RunReport h;
+        try { // a hand schedule written for other shapes may not apply to these
+            req.schedule = load_schedule(f);
+            h = run(req, o.seed);
+        } catch (const std::exception &e) {
+            std::printf("hand schedule %s: not applicable (%s)\n", f.c_str(), e.what());
+            continue;
+        }
         if (h.verified && h.efficiency && *h.efficiency > hand_eff) {
             hand_eff = *h.efficiency;
             hand_name = f + " (" + std::to_string(h.cycles.value_or(0)) + " cycles)";
@@ -198,7 +223,9 @@ Command add_tune_command(CLI::App &root, GlobalOptions &) {
     c.app->add_option("-p,--params", o->params, "generator parameters K=V,K=V");
     c.app->add_option("--arch", o->arch, "NPU preset or ArchSpec JSON file")->capture_default_str();
     c.app->add_option("--budget", o->budget, "time budget: 60s, 2m, ...")->capture_default_str();
-    c.app->add_option("--jobs", o->jobs, "measurements in parallel (worker threads)")->capture_default_str();
+    c.app->add_option("--jobs", o->jobs, "measurements in parallel (worker processes)")->capture_default_str();
+    c.app->add_option("--timeout", o->timeout, "a measurement still running after this is killed and recorded as timed out")
+        ->capture_default_str();
     c.app->add_option("--db", o->db, "schedule database (default: $TESSEL_DB or $XDG_DATA_HOME/tessel/tessel.db)");
     c.app->add_flag("--no-db", o->no_db, "do not record (and do not resume)");
     c.app->add_option("--seed", o->seed, "search and verification seed")->capture_default_str();
