@@ -2,6 +2,8 @@
 // each edit changes a split factor of the schedule in the editor model, then
 // waits until the compile result and the run report (simulated, verified) have
 // updated every model. Debounce is off so the figure is the work itself.
+// Then times the two jobs an edit starts on workers: the cost model's
+// prediction and run(), each alone.
 //   tessel_ide_bench [--size 512] [--repeat 10]
 #include "ide/core/Session.h"
 
@@ -72,5 +74,22 @@ int main(int argc, char **argv) {
     row3("edit -> run models updated (all views)", totalMs);
     row3("model update for the run report (GUI thread)", modelMs);
     std::printf("trace events in the last run: %d, cycles %g\n", s.timeline()->rowCount(), cycles.back());
+    // The work that runs beside each edit's run: the cost model's prediction of the
+    // schedule (search-space lookup + predict), and run() itself, on this machine now.
+    std::vector<double> predictMs, runMs;
+    for (int i = 0; i < 3; ++i) {
+        QElapsedTimer t;
+        t.start();
+        ModelPrediction p = predictSchedule(s.request());
+        predictMs.push_back(t.nsecsElapsed() / 1e6);
+        if (!p.ok) {
+            std::fprintf(stderr, "no prediction: %s\n", p.why.c_str());
+        }
+        t.restart();
+        (void)tessel::run(s.request(), 1, true);
+        runMs.push_back(t.nsecsElapsed() / 1e6);
+    }
+    row3("cost-model prediction (worker, beside the run)", predictMs);
+    row3("run() alone (compile, simulate, CPU reference)", runMs);
     return 0;
 }
