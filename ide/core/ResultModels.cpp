@@ -517,6 +517,16 @@ void TilingModel::setResult(const std::shared_ptr<const tessel::CompileResult> &
                 }
             }
             m_output = o.name;
+            // Where the output's tile buffer is written back is the tile itself
+            // (whichever loop a split names): its extents are the tile's size.
+            for (const auto &b : r->tiling.buffers) {
+                if (baseName(b.origin) == m_output && !b.extents.empty() && b.extents.size() == b.origin_base.size()) {
+                    m_tile = {std::min<qint64>(b.extents[0], o.shape[0]),
+                              b.extents.size() > 1 ? std::min<qint64>(b.extents[1], o.shape.size() > 1 ? o.shape[1] : 1)
+                                                   : 1};
+                    break;
+                }
+            }
             break;
         }
     }

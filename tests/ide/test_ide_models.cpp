@@ -323,6 +323,20 @@ private Q_SLOTS:
         }
         // The selected tile moves the boxes: column 0 reads B's first columns.
         QCOMPARE(m.footprint(b[0], 0, 1).first, (Box{0, 0, 128, 128}));
+
+        // A split of the rows (softmax: split(out.y, 8), the input staged per 8 rows):
+        // the tile is 8 rows of all 256 columns, and tile row 3 reads input rows 24..31.
+        tessel::CompileRequest sm;
+        sm.generator = "softmax";
+        sm.schedule = tessel::load_schedule((sourceDir() + "/samples/softmax/schedules/staged_vector.json").toStdString());
+        auto rs = std::make_shared<const tessel::CompileResult>(tessel::compile(sm));
+        QVERIFY(rs->ok);
+        TilingModel ms;
+        ms.setResult(rs, sm.schedule);
+        QCOMPARE(ms.outputTile(), qMakePair(qint64(256), qint64(8)));
+        QVector<int> in = ms.footprintsOf("in");
+        QCOMPARE(in.size(), 1);
+        QCOMPARE(ms.footprint(in[0], 0, 3).first, (Box{0, 24, 256, 8}));
     }
 
     void linesLinkToDirectives() {

@@ -281,6 +281,20 @@ private Q_SLOTS:
         QVERIFY(settle());
     }
 
+    void tuneEtaFromBudgetAndRate() {
+        tessel::sched::TuneProgress p;
+        p.budget_s = 60;
+        p.elapsed_s = 15;
+        p.measured = 5;
+        QCOMPARE(TuneDialog::eta(p, 0), QString("0:45"));   // what is left of the budget
+        QCOMPARE(TuneDialog::eta(p, 10), QString("0:15"));  // 5 more at 3 s each, sooner than the budget
+        p.elapsed_s = 75;
+        QCOMPARE(TuneDialog::eta(p, 0), QString("0:00"));   // past the budget: the running ones finish
+        p.budget_s = 600;
+        p.elapsed_s = 0;
+        QCOMPARE(TuneDialog::eta(p, 0), QString("10:00"));
+    }
+
     void cancelledTuneLeavesTheEditorAlone() {
         tessel::ScheduleSpec before = m_s->schedule()->spec();
         int undoCount = m_s->undoStack()->count();
