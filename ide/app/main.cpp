@@ -1,21 +1,24 @@
 // tessel-ide: open a generator, edit its schedule, see what it does.
 //   tessel-ide [--generators lib.so] [--open NAME] [--params K=V,...] [--arch PRESET|FILE]
-//              [--schedule FILE] [--select ID] [--tile C,R] [--lifetime-cycles] [--cost-model]
+//              [--schedule FILE] [--select ID] [--tile C,R] [--lifetime-cycles] [--cost-model] [--tune SECONDS]
 //              [--screenshot OUT.png] [--screenshot-views DIR]
 // Without --schedule the autosaved working schedule is restored when it was
 // for the same generator (--no-restore starts empty).
 #include "ide/core/Session.h"
 #include "ide/views/MainWindow.h"
 #include "ide/views/TilingView.h"
+#include "ide/views/TuneDialog.h"
 
 #include "npu_target/common/Error.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
+#include <QThread>
 #include <QTimer>
 
 #include <cstdio>
+#include <functional>
 
 using namespace tessel::ide;
 
@@ -45,7 +48,11 @@ int main(int argc, char **argv) {
     QCommandLineOption tile("tile", "select output tile COLUMN,ROW in the tiling view", "C,R");
     QCommandLineOption cycles("lifetime-cycles", "buffer lifetimes in simulated cycles (default: program order)");
     QCommandLineOption model("cost-model", "show the cost model's predicted timeline next to the simulated one");
-    cli.addOptions({open, params, arch, schedule, generators, select, screenshot, views, noRestore, size, tile, cycles, model});
+    QCommandLineOption tuneOpt("tune", "run the Tune action with this budget once the schedule has run (with "
+                                       "--screenshot-views: DIR/ide-tune.png is its progress dialog, and the shots "
+                                       "show the tuned schedule)", "SECONDS");
+    cli.addOptions({open, params, arch, schedule, generators, select, screenshot, views, noRestore, size, tile, cycles,
+                    model, tuneOpt});
     cli.process(app);
 
     tessel::ParamMap paramMap;
@@ -100,13 +107,41 @@ int main(int argc, char **argv) {
     window.setLifetimeCycles(cli.isSet(cycles));
     window.setShowPrediction(cli.isSet(model));
     window.show();
+    // --tune: the Tune action once the opened schedule has run.
+    TuneDialog *tuneDialog = nullptr;
+    bool tuneDone = !cli.isSet(tuneOpt);
+    auto startTune = [&] {
+        if (tuneDialog) {
+            return;
+        }
+        tuneDialog = new TuneDialog(&session, &window);
+        tuneDialog->show();
+        tuneDialog->start(cli.value(tuneOpt).toDouble(), std::max(1, QThread::idealThreadCount() - 1));
+    };
+    QObject::connect(session.tuner(), &TuneService::progress, &app, [&] {
+        if (cli.isSet(views) && tuneDialog) { // the last progress before the end stays
+            QDir().mkpath(cli.value(views));
+            tuneDialog->grab().save(QDir(cli.value(views)).filePath(QStringLiteral("ide-tune.png")));
+        }
+    });
     if (!cli.isSet(screenshot) && !cli.isSet(views)) {
+        if (cli.isSet(tuneOpt)) {
+            QObject::connect(&session, &Session::busyChanged, &app, [&](bool busy) {
+                if (!busy) {
+                    startTune();
+                }
+            });
+        }
         return app.exec();
     }
     // Screenshot mode: wait until the compile (and the run, when it compiles) has landed.
     int status = 0;
-    auto shoot = [&] {
+    std::function<void()> shoot = [&] {
         if (session.service()->isBusy()) {
+            return;
+        }
+        if (!tuneDone) {
+            startTune();
             return;
         }
         QApplication::processEvents();
@@ -135,6 +170,11 @@ int main(int argc, char **argv) {
             QTimer::singleShot(50, &app, shoot);
         }
     });
-    QTimer::singleShot(120000, &app, [&] { app.exit(fail(QStringLiteral("timed out waiting for the compile"))); });
+    QObject::connect(&session, &Session::tuneFinished, &app, [&] {
+        tuneDone = true;
+        QTimer::singleShot(50, &app, shoot); // the tuned schedule may equal the open one (no recompile)
+    });
+    int waitMs = 120000 + (cli.isSet(tuneOpt) ? int(cli.value(tuneOpt).toDouble() * 1000) : 0);
+    QTimer::singleShot(waitMs, &app, [&] { app.exit(fail(QStringLiteral("timed out waiting for the compile"))); });
     return app.exec();
 }

@@ -5,6 +5,7 @@
 
 #include <QMouseEvent>
 #include <QPainter>
+#include <QRegularExpression>
 #include <QToolTip>
 
 namespace tessel::ide {
@@ -150,9 +151,11 @@ void LifetimeView::paintEvent(QPaintEvent *) {
             p.setPen(QPen(Qt::black, 2));
             p.drawRect(r);
         }
+        // "A_im_global_wrapper$3_global_wrapper$3" -> "A''" (the "$N" differs when a process builds a pipeline again).
+        static const QRegularExpression wrapper(QStringLiteral("(_im)?(\\$[0-9]+)?_global_wrapper(\\$[0-9]+)?")), suffix(QStringLiteral("\\$[0-9]+"));
         QString label = QString::fromStdString(l.name);
-        label.replace(QStringLiteral("_im_global_wrapper$0"), QStringLiteral("'"));
-        label.replace(QStringLiteral("_global_wrapper$0"), QStringLiteral("'"));
+        label.replace(wrapper, QStringLiteral("'"));
+        label.replace(suffix, QString());
         label += QStringLiteral(" %1%2").arg(formatBytes(l.bytes), copies > 1 ? QStringLiteral(" x%1").arg(copies) : QString());
         if (l.overflow) {
             label = tr("OVERFLOW %1 needs %2 [%3]")

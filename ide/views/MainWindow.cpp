@@ -65,10 +65,11 @@ MainWindow::MainWindow(Session *session, QWidget *parent) : QMainWindow(parent),
     auto *tl = new QVBoxLayout(timelinePane);
     tl->setContentsMargins(0, 0, 0, 0);
     m_predictionBox = new QCheckBox(tr("cost model's predicted timeline (for schedules of the tuner's space)"));
+    m_predictionBox->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed); // a long text must not widen the window
     connect(m_predictionBox, &QCheckBox::toggled, timeline, &TimelineView::setShowPrediction);
     connect(session, &Session::predictionChanged, this, [this] {
         auto p = m_session->prediction();
-        m_predictionBox->setText(p && p->ok ? tr("cost model: %1 cycles predicted, bound by %2 (its first iterations drawn)")
+        m_predictionBox->setText(p && p->ok ? tr("cost model: %1 cycles predicted (bound: %2)")
                                                   .arg(qint64(p->prediction.cycles))
                                                   .arg(QString::fromStdString(p->prediction.bound))
                                             : tr("cost model: no prediction for this schedule"));
