@@ -1,6 +1,7 @@
 # Tessel: two commands do all the set-up on a fresh Debian 12 machine.
 #   make demo   install what is missing, build (Release, build/), run the main job
 #   make test   the same set-up, then the whole test suite through ctest
+#   make bench  the same set-up, then every sample on every preset (docs/BENCHMARKS.md)
 BUILD ?= build
 JOBS  ?= $(shell nproc)
 CMAKE_ARGS ?=
@@ -37,6 +38,9 @@ build: configure
 
 demo: build
 	./$(BUILD)/bin/tessel demo
+
+bench: build
+	./$(BUILD)/bin/tessel bench --all
 
 test: build
 	cd $(BUILD) && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j $(JOBS)

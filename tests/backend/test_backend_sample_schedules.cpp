@@ -1,0 +1,98 @@
+// The hand schedules in samples/<op>/schedules/ that `tessel bench --all` uses,
+// at small shapes their tile sizes divide: each compiles for its preset, runs
+// on the simulator and equals Halide's CPU result on fresh random inputs (NPU
+// outputs poisoned first): integers exactly, fp16 outputs within 1e-3, fp32
+// outputs of fp16 products within 1e-4 (the CPU may reassociate fp32 sums).
+#include "tests/backend/NpuHarness.h"
+
+#include "dsl/ScheduleSpec.h"
+
+#include <gtest/gtest.h>
+
+using namespace tessel;
+using namespace tessel::test;
+
+#ifndef TESSEL_SOURCE_DIR
+#define TESSEL_SOURCE_DIR "."
+#endif
+
+namespace {
+
+struct SampleCase {
+    std::string name; // test name
+    std::string generator;
+    ParamMap params;
+    std::string arch;
+    std::string schedule; // under samples/
+    double tol;
+    bool needs_matrix;    // the schedule tensorizes: the program must have MMADs
+};
+
+std::vector<SampleCase> sample_cases() {
+    return {
+        {"GemmAutoInt8Int8", "gemm", {{"M", "128"}, {"N", "256"}, {"K", "256"}, {"dtype", "int8"}}, "auto-int8",
+         "gemm/schedules/auto_int8.json", 0, true},
+        {"GemmAutoInt8Fp16", "gemm", {{"M", "64"}, {"N", "256"}, {"K", "256"}, {"dtype", "fp16"}}, "auto-int8",
+         "gemm/schedules/auto_int8.json", 1e-4, true},
+        {"GemmQ8Ascend", "gemm_q8", {{"M", "128"}, {"N", "128"}, {"K", "256"}, {"shift", "12"}}, "ascend-like",
+         "gemm_q8/schedules/ascend_fused.json", 0, true},
+        {"GemmQ8Gemmini", "gemm_q8", {{"M", "64"}, {"N", "128"}, {"K", "256"}, {"shift", "12"}}, "gemmini-like",
+         "gemm_q8/schedules/gemmini_fused.json", 0, true},
+        {"Conv3x3Ascend", "conv2d",
+         {{"H", "4"}, {"W", "32"}, {"CI", "32"}, {"CO", "128"}, {"K", "3"}, {"dtype", "fp16"}}, "ascend-like",
+         "conv2d/schedules/ops_ascend_3x3.json", 1e-4, true},
+        {"Conv1x1Ascend", "conv2d",
+         {{"H", "4"}, {"W", "32"}, {"CI", "64"}, {"CO", "128"}, {"K", "1"}, {"dtype", "fp16"}}, "ascend-like",
+         "conv2d/schedules/ops_ascend_1x1.json", 1e-4, true},
+        {"ConvQ8Ascend", "conv2d_q8",
+         {{"H", "4"}, {"W", "32"}, {"CI", "32"}, {"CO", "128"}, {"K", "3"}, {"shift", "11"}}, "ascend-like",
+         "conv2d_q8/schedules/ascend_per_tap.json", 0, true},
+        {"DepthwiseFp16", "depthwise", {{"H", "4"}, {"W", "6"}, {"C", "128"}, {"dtype", "fp16"}}, "ascend-like",
+         "depthwise/schedules/ascend_bands.json", 1e-4, false},
+        {"DepthwiseInt8", "depthwise", {{"H", "4"}, {"W", "6"}, {"C", "128"}, {"dtype", "int8"}}, "ascend-like",
+         "depthwise/schedules/ascend_bands.json", 0, false},
+        {"MaxPoolInt8", "pooling", {{"H", "4"}, {"W", "6"}, {"C", "128"}, {"op", "max"}, {"dtype", "int8"}},
+         "ascend-like", "pooling/schedules/ascend_max.json", 0, false},
+        {"AvgPoolFp16", "pooling", {{"H", "4"}, {"W", "6"}, {"C", "128"}, {"op", "avg"}, {"dtype", "fp16"}},
+         "ascend-like", "pooling/schedules/ascend_avg.json", 1e-3, false},
+        {"BlurFp16", "blur", {{"W", "128"}, {"H", "16"}, {"dtype", "fp16"}}, "ascend-like",
+         "blur/schedules/ascend_fused.json", 1e-3, false},
+    };
+}
+
+class SampleSchedule : public ::testing::TestWithParam<SampleCase> {};
+
+TEST_P(SampleSchedule, VerifiesOnItsPreset) {
+    const SampleCase &c = GetParam();
+    ScheduleSpec spec = load_schedule(std::string(TESSEL_SOURCE_DIR) + "/samples/" + c.schedule);
+    NpuRun r = run_npu(c.generator, c.params, spec, c.arch, fresh_seed(), c.tol, c.tol);
+    EXPECT_EQ(r.cmp.mismatches, 0) << failure(r);
+    int mmad = 0, vec = 0;
+    for (const auto &i : r.backend.program.code) {
+        mmad += i.op == isa::Op::MMAD;
+        vec += i.op >= isa::Op::VADD && i.op <= isa::Op::VREQUANT;
+    }
+    if (c.needs_matrix) {
+        EXPECT_GT(mmad, 0) << "the schedule no longer reaches the matrix unit";
+    } else {
+        EXPECT_GT(vec, 0) << "the schedule no longer reaches the vector unit";
+    }
+}
+
+// LayerNorm's ascend_rows.json verifies through `tessel run` and `tessel bench`
+// (the NPU pipeline is the first instance of the generator in the process) but
+// this harness instantiates the reference first, and then the simulator reports
+// a race: "pc 50 (vcast) on pipe V writes UB [0x1220, 0x1224), which pc 69 (st)
+// on pipe S, later in the program, wrote before it". A backend defect reported
+// to the backend's owner (docs/BENCHMARKS.md, "Defects found"); enable when fixed.
+TEST(SampleScheduleLayerNorm, DISABLED_AscendRowsVerifies) {
+    ScheduleSpec spec = load_schedule(std::string(TESSEL_SOURCE_DIR) + "/samples/layernorm/schedules/ascend_rows.json");
+    NpuRun r = run_npu("layernorm", {{"ROWS", "16"}, {"COLS", "128"}, {"dtype", "fp16"}}, spec, "ascend-like",
+                       fresh_seed(), 1e-3, 1e-3);
+    EXPECT_EQ(r.cmp.mismatches, 0) << failure(r);
+}
+
+INSTANTIATE_TEST_SUITE_P(Samples, SampleSchedule, ::testing::ValuesIn(sample_cases()),
+                         [](const ::testing::TestParamInfo<SampleCase> &i) { return i.param.name; });
+
+} // namespace
