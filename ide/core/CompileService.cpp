@@ -43,8 +43,15 @@ void CompileService::requestNow(const tessel::CompileRequest &req) {
     startPending();
 }
 
+void CompileService::setHeld(bool held) {
+    m_held = held;
+    if (!held && !m_debounce.isActive()) {
+        startPending();
+    }
+}
+
 void CompileService::startPending() {
-    if (m_running || !m_pending) {
+    if (m_running || !m_pending || m_held) {
         return;
     }
     tessel::CompileRequest req = std::move(*m_pending);
@@ -98,6 +105,7 @@ void CompileService::startPending() {
 
 void CompileService::jobFinished() {
     m_running = false;
+    Q_EMIT jobDone();
     if (m_pending && !m_debounce.isActive()) {
         startPending();
         return;

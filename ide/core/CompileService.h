@@ -38,6 +38,13 @@ public:
     quint64 generation() const { return m_generation; }
     /** True while a request is pending, debouncing or running. */
     bool isBusy() const;
+    /** True while a job (compile, then run) is running on the worker. */
+    bool isRunning() const { return m_running; }
+    /** Held: requests are kept (the newest wins) but none starts until released.
+     * The tuner forks measurement processes, and a fork while a worker is inside
+     * Halide or LLVM could leave a child waiting on a lock no thread will release. */
+    void setHeld(bool held);
+    bool isHeld() const { return m_held; }
     /** Blocks until no job is running (for shutdown). */
     void waitForIdle();
 
@@ -47,6 +54,8 @@ Q_SIGNALS:
     void ran(std::shared_ptr<const tessel::RunReport> report, quint64 generation, double ms);
     /** Every requested job has finished (or was dropped). */
     void idle();
+    /** The running job finished (whether or not more are pending or held). */
+    void jobDone();
 
 private:
     void startPending();
@@ -59,6 +68,7 @@ private:
     std::shared_ptr<std::atomic<quint64>> m_latest; // read by workers to skip stale runs
     bool m_running = false;
     bool m_runEnabled = true;
+    bool m_held = false;
 };
 
 } // namespace tessel::ide

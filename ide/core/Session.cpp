@@ -148,7 +148,7 @@ void Session::requestPrediction() {
 }
 
 bool Session::startTune(double budgetS, int jobs, int maxMeasurements, QString *error) {
-    if (!m_opened || m_tuner.isRunning()) {
+    if (!m_opened || m_tuner.isRunning() || m_tuneWaiting) {
         if (error) {
             *error = m_opened ? QStringLiteral("a tuning run is already going") : QStringLiteral("nothing is open");
         }
@@ -162,11 +162,25 @@ bool Session::startTune(double budgetS, int jobs, int maxMeasurements, QString *
     o.jobs = std::max(1, jobs);
     o.max_measurements = maxMeasurements;
     o.db_path = m_dbPath.toStdString();
-    return m_tuner.start(o);
+    // Edits made while tuning compile when it ends (see CompileService::setHeld); a
+    // job already running finishes before the tuner forks its first worker.
+    m_service.setHeld(true);
+    if (!m_service.isRunning()) {
+        return m_tuner.start(o);
+    }
+    m_tuneWaiting = true;
+    auto conn = std::make_shared<QMetaObject::Connection>();
+    *conn = connect(&m_service, &CompileService::jobDone, this, [this, o, conn] {
+        disconnect(*conn);
+        m_tuneWaiting = false;
+        m_tuner.start(o);
+    });
+    return true;
 }
 
 void Session::onTuned(std::shared_ptr<const tessel::sched::TuneResult> r, const QString &error, bool cancelled) {
     m_tune = r;
+    m_service.setHeld(false); // edits made meanwhile compile now
     refreshHistory();
     if (!r) {
         Q_EMIT tuneFinished(false, QStringLiteral("tuning failed: ") + error);

@@ -76,7 +76,8 @@ public:
      * (at most `maxMeasurements` when > 0), recording into the database. When it
      * finishes, the best verified schedule goes into the editor as one undo step
      * and the history reloads; a cancelled run changes nothing in the editor (its
-     * measurements are in the history). False with `error` when already tuning. */
+     * measurements are in the history). While it runs, edits are kept and compile
+     * when it ends. False with `error` when already tuning. */
     bool startTune(double budgetS, int jobs, int maxMeasurements = 0, QString *error = nullptr);
     std::shared_ptr<const tessel::sched::TuneResult> lastTune() const { return m_tune; }
     /** The cost model's prediction for the compiled schedule (null until it arrived). */
@@ -120,6 +121,7 @@ private:
     TilingModel m_tiling;
     HistoryModel m_history;
     TuneService m_tuner;
+    bool m_tuneWaiting = false; // startTune() waits for the running compile job
     std::shared_ptr<const tessel::sched::TuneResult> m_tune;
     std::shared_ptr<const ModelPrediction> m_prediction;
     std::shared_ptr<const tessel::CompileResult> m_compile;

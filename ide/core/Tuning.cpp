@@ -50,7 +50,9 @@ TuneService::~TuneService() {
 void TuneService::cancel() {
     if (m_cancel) {
         m_cancel->store(true);
+        return;
     }
+    m_cancelEarly = true; // before start(): a caller waiting to start it (Session::startTune)
 }
 
 void TuneService::wait() {
@@ -62,7 +64,8 @@ bool TuneService::start(tessel::sched::TuneOptions options) {
         return false;
     }
     m_running = true;
-    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    m_cancel = std::make_shared<std::atomic<bool>>(m_cancelEarly);
+    m_cancelEarly = false;
     auto cancelFlag = m_cancel;
     QPointer<TuneService> self(this);
     (void)QtConcurrent::run(&m_pool, [self, cancelFlag, options]() mutable {
@@ -92,6 +95,7 @@ bool TuneService::start(tessel::sched::TuneOptions options) {
                     return;
                 }
                 self->m_running = false;
+                self->m_cancel.reset();
                 Q_EMIT self->finished(result, error, cancelled);
             },
             Qt::QueuedConnection);

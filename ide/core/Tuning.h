@@ -49,7 +49,7 @@ public:
     bool start(tessel::sched::TuneOptions options);
     void cancel();
     bool isRunning() const { return m_running; }
-    bool isCancelled() const { return m_cancel && m_cancel->load(); }
+    bool isCancelled() const { return m_cancelEarly || (m_cancel && m_cancel->load()); }
     /** Blocks until the running tuning (if any) has returned. */
     void wait();
 
@@ -60,7 +60,8 @@ Q_SIGNALS:
 
 private:
     QThreadPool m_pool;
-    std::shared_ptr<std::atomic<bool>> m_cancel;
+    std::shared_ptr<std::atomic<bool>> m_cancel; // of the running tuning
+    bool m_cancelEarly = false;                  // cancel() came before start()
     bool m_running = false;
 };
 

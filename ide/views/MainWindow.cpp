@@ -188,7 +188,9 @@ void MainWindow::updateStatus() {
     QString text = QStringLiteral("%1 (%2) on %3")
                        .arg(m_session->generator(),
                             QString::fromStdString(tessel::format_params(m_session->params())), m_session->archName());
-    if (m_session->service()->isBusy()) {
+    if (m_session->service()->isHeld() && m_session->service()->isBusy()) {
+        text += tr("   tuning: the edits compile when it ends");
+    } else if (m_session->service()->isBusy()) {
         text += tr("   compiling...");
     }
     if (auto r = m_session->lastRun(); r && r->cycles) {

@@ -251,7 +251,7 @@ private Q_SLOTS:
         QVERIFY(m_s->schedule()->setField(m_s->schedule()->rowOf("stage_A"), "buffers", "1"));
         tessel::ScheduleSpec outside = m_s->schedule()->spec();
         QVERIFY(settle());
-        int undoCount = m_s->undoStack()->count();
+        int undoIndex = m_s->undoStack()->index();
         int historyRows = m_s->history()->rowCount();
         TuneDialog d(m_s.get());
         QSignalSpy progress(m_s->tuner(), &TuneService::progress);
@@ -269,7 +269,7 @@ private Q_SLOTS:
         QVERIFY(t && t->best);
         QVERIFY(!t->measured.empty() && t->measured.size() <= 3);
         QCOMPARE(m_s->schedule()->spec(), tessel::parse_schedule(t->best->schedule_json));
-        QCOMPARE(m_s->undoStack()->count(), undoCount + 1);
+        QCOMPARE(m_s->undoStack()->index(), undoIndex + 1);
         QVERIFY(m_s->history()->rowCount() >= historyRows + 1); // recorded by the tuner, reloaded
         QVERIFY(settle());
         QVERIFY(m_s->lastRun() && m_s->lastRun()->verified);
@@ -297,22 +297,40 @@ private Q_SLOTS:
 
     void cancelledTuneLeavesTheEditorAlone() {
         tessel::ScheduleSpec before = m_s->schedule()->spec();
-        int undoCount = m_s->undoStack()->count();
+        int undoIndex = m_s->undoStack()->index();
         QSignalSpy done(m_s.get(), &Session::tuneFinished);
         QElapsedTimer t;
         t.start();
+        // A compile job is running: the tuner starts (forks) only when it has finished.
+        m_s->service()->requestNow(m_s->request());
+        QVERIFY(m_s->service()->isRunning());
         QVERIFY(m_s->startTune(600, 1));
+        QVERIFY(!m_s->tuner()->isRunning());
         QString error;
         QVERIFY(!m_s->startTune(600, 1, 0, &error)); // one at a time
         QVERIFY(error.contains("already"));
+        QTRY_VERIFY_WITH_TIMEOUT(m_s->tuner()->isRunning(), 30000);
+        QVERIFY(!m_s->service()->isRunning());
+        // An edit while tuning is kept and compiles only when the tuning ends.
+        QSignalSpy compiled(m_s.get(), &Session::compileFinished);
+        QVERIFY(m_s->schedule()->setField(m_s->schedule()->rowOf("k_chunks"), "factor", "32"));
+        QTest::qWait(300);
+        QCOMPARE(compiled.count(), 0);
+        QVERIFY(m_s->service()->isHeld());
         m_s->tuner()->cancel();
         QVERIFY(done.wait(60000));
         QVERIFY(t.elapsed() < 60000); // far less than the budget
         QCOMPARE(done[0][0].toBool(), false);
         QVERIFY2(done[0][1].toString().contains("cancelled"), qPrintable(done[0][1].toString()));
-        QCOMPARE(m_s->schedule()->spec(), before);
-        QCOMPARE(m_s->undoStack()->count(), undoCount);
+        QCOMPARE(m_s->undoStack()->index(), undoIndex + 1); // the edit, nothing from the tuner
         QVERIFY(!m_s->tuner()->isRunning());
+        QVERIFY(!m_s->service()->isHeld());
+        QVERIFY(settle());
+        QVERIFY(compiled.count() >= 1);
+        QCOMPARE(QString::fromStdString(m_s->lastCompile()->json_text), m_s->schedule()->json()); // the edit compiled
+        m_s->undoStack()->undo();
+        QCOMPARE(m_s->schedule()->spec(), before);
+        QVERIFY(settle());
     }
 };
 
