@@ -379,6 +379,12 @@ private:
             provenance(f.name());
             return;
         }
+        case DirectiveKind::Atomic: {
+            Function f = func(d.func);
+            stage(f, d.stage).atomic();
+            provenance(f.name());
+            return;
+        }
         case DirectiveKind::Stage:
             apply_stage(d);
             return;

@@ -54,6 +54,7 @@ const std::vector<KindSpec> &kind_table() {
         {DirectiveKind::ComputeInline, "compute_inline", {}},
         {DirectiveKind::Parallel, "parallel",
          {{"stage", Slot::Stage, false}, {"var", Slot::Var0, true}, {"cores", Slot::Cores, false}}},
+        {DirectiveKind::Atomic, "atomic", {{"stage", Slot::Stage, false}}},
         {DirectiveKind::Stage, "stage",
          {{"level", Slot::Level, true}, {"at", Slot::At, true}, {"buffers", Slot::Buffers, false}}},
         {DirectiveKind::AccumulateIn, "accumulate_in", {{"level", Slot::Level, true}, {"buffers", Slot::Buffers, false}}},
@@ -559,6 +560,9 @@ std::string schedule_to_cpp(const ScheduleSpec &s, const std::string &var) {
         case DirectiveKind::ComputeInline:
             call = "compute_inline()";
             break;
+        case DirectiveKind::Atomic:
+            call = "atomic()";
+            break;
         case DirectiveKind::AccumulateIn:
             call = "accumulate_in(" + q(d.level) + (d.buffers != 1 ? ", " + std::to_string(d.buffers) : std::string()) + ")";
             break;
@@ -677,6 +681,7 @@ FuncSchedule &FuncSchedule::store_at(const std::string &at_func, const std::stri
 
 FuncSchedule &FuncSchedule::compute_root() { return add(make(DirectiveKind::ComputeRoot)); }
 FuncSchedule &FuncSchedule::compute_inline() { return add(make(DirectiveKind::ComputeInline)); }
+FuncSchedule &FuncSchedule::atomic() { return add(make(DirectiveKind::Atomic)); }
 
 FuncSchedule &FuncSchedule::accumulate_in(const std::string &level, int buffers) {
     Directive d = make(DirectiveKind::AccumulateIn);

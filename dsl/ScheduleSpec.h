@@ -26,6 +26,7 @@ enum class DirectiveKind {
     ComputeRoot,
     ComputeInline,
     Parallel,  // Halide parallel(var); with cores > 0 the NPU split across cores
+    Atomic,    // Halide atomic(): an associative update may vectorize its reduction variable
     // NPU directives (recorded in NpuSchedule; ARCHITECTURE.md section 5).
     Stage,
     AccumulateIn,
@@ -111,6 +112,9 @@ public:
     FuncSchedule &fuse(const std::string &inner, const std::string &outer, const std::string &fused);
     FuncSchedule &vectorize(const std::string &var, int64_t factor = 0);
     FuncSchedule &unroll(const std::string &var, int64_t factor = 0);
+    /** Halide's atomic(): lets vectorize() take the update's reduction variable
+     * (the reduction becomes a vector reduction; on the NPU VREDSUM/VREDMAX). */
+    FuncSchedule &atomic();
     FuncSchedule &parallel(const std::string &var, int cores = 0);
     FuncSchedule &compute_at(const std::string &at_func, const std::string &at_loop);
     FuncSchedule &store_at(const std::string &at_func, const std::string &at_loop);

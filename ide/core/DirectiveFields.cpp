@@ -62,6 +62,8 @@ QList<FieldInfo> directiveFields(DirectiveKind kind) {
     case DirectiveKind::ComputeRoot:
     case DirectiveKind::ComputeInline:
         return {};
+    case DirectiveKind::Atomic:
+        return {stage};
     case DirectiveKind::Stage:
         return {{"level", FieldType::Level}, atFunc, atLoop, {"buffers", FieldType::Integer}};
     case DirectiveKind::AccumulateIn:

@@ -285,10 +285,109 @@ private:
         }
         return s;
     }
+    // f[i] = f[i] (+|max) vector_reduce(Add|Max, v), from atomic() + vectorize of
+    // the reduction variable: v into a temporary (or read in place when it is a
+    // dense run in the vector level), VREDSUM/VREDMAX to one element, and the
+    // combine as a one-element vector op, all on the vector unit.
+    Stmt reduction(const Store *op, const std::string &func) {
+        Expr a, b;
+        Op combine = Op::NOP, reduce = Op::NOP;
+        VectorReduce::Operator want = VectorReduce::Add;
+        if (const Add *x = op->value.as<Add>()) {
+            a = x->a, b = x->b, combine = Op::VADD, reduce = Op::VREDSUM, want = VectorReduce::Add;
+        } else if (const Max *x = op->value.as<Max>()) {
+            a = x->a, b = x->b, combine = Op::VMAX, reduce = Op::VREDMAX, want = VectorReduce::Max;
+        }
+        if (combine == Op::NOP) {
+            return Stmt();
+        }
+        if (b.as<Load>()) {
+            std::swap(a, b);
+        }
+        const Load *self = a.as<Load>();
+        const VectorReduce *red = b.as<VectorReduce>();
+        if (!self || !red || red->op != want || self->name != op->name || !equal(self->index, op->index) ||
+            !is_const_one(op->predicate)) {
+            return Stmt();
+        }
+        const Expr &v = red->value;
+        const int n = v.type().lanes();
+        std::string why;
+        auto dst = m_.buffers.find(op->name);
+        if (dst == m_.buffers.end() || dst->second.level != m_.arch->vector.level) {
+            why = "the reduction's result " + op->name + " is not in the vector unit's level " + m_.arch->vector.level;
+        } else if (!nir::dtype_of_type(op->value.type())) {
+            std::ostringstream os;
+            os << "no vector type for " << op->value.type();
+            why = os.str();
+        }
+        Selector sel(m_, func, n);
+        std::vector<Stmt> ops;
+        std::vector<std::string> temps;
+        auto temp = [&](int64_t elems) {
+            std::string name = func + ".vred" + std::to_string(m_.buffers.size());
+            nir::BufferInfo t;
+            t.name = name;
+            t.type = op->value.type().element_of();
+            t.elems = elems;
+            t.level = m_.arch->vector.level;
+            m_.buffers[name] = t;
+            temps.push_back(name);
+            return name;
+        };
+        nir::BufRef src;
+        const Load *direct = v.as<Load>();
+        const Ramp *ramp = direct ? direct->index.as<Ramp>() : nullptr;
+        if (why.empty()) {
+            if (direct && ramp && is_const_one(ramp->stride) && is_const_one(direct->predicate) &&
+                m_.buffers.count(direct->name) && m_.buffers.at(direct->name).level == m_.arch->vector.level) {
+                src = {direct->name, ramp->base};
+            } else {
+                src = {temp(n), make_zero(Int(32))};
+                if (sel.build(v, src, 1, why)) {
+                    ops.push_back(sel.result(Stmt()));
+                }
+            }
+        }
+        if (!why.empty()) {
+            user_error("Func ", func, ": its vectorized reduction (atomic + vectorize of the reduction variable) cannot run ",
+                       "on the vector unit of ", m_.arch->name, ": ", why,
+                       "; vectorize a pure variable instead or drop the atomic directive",
+                       m_.schedule.provenance.count(func) ? " [directive " + m_.schedule.provenance.at(func) + "]" : "");
+        }
+        const DType dt = *nir::dtype_of_type(op->value.type());
+        const uint32_t prov = m_.provenance_id(func, "");
+        nir::VecOp r;
+        r.op = reduce;
+        r.dtype = r.dtype2 = dt;
+        r.dst = {temp(1), make_zero(Int(32))};
+        r.a = src;
+        r.n = n;
+        r.prov = prov;
+        ops.push_back(r.make());
+        nir::VecOp c;
+        c.op = combine;
+        c.dtype = c.dtype2 = dt;
+        c.dst = {op->name, op->index};
+        c.a = {op->name, op->index};
+        c.b = r.dst;
+        c.n = 1;
+        c.prov = prov;
+        ops.push_back(c.make());
+        Stmt out = Block::make(ops);
+        for (auto it = temps.rbegin(); it != temps.rend(); ++it) {
+            out = Allocate::make(*it, m_.buffers.at(*it).type, MemoryType::Auto,
+                                 {make_const(Int(32), static_cast<int>(m_.buffers.at(*it).elems))}, const_true(), out);
+        }
+        return out;
+    }
+
     Stmt visit(const Store *op) override {
         const int lanes = op->value.type().lanes();
         if (lanes == 1) {
-            return op;
+            std::string func = funcs_.empty() ? op->name : funcs_.back();
+            Stmt red = reduction(op, func);
+            return red.defined() ? red : Stmt(op);
         }
         std::string func = funcs_.empty() ? op->name : funcs_.back();
         std::string why;

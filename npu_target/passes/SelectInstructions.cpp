@@ -70,12 +70,19 @@ public:
         SelectedProgram r;
         prog_.provenance = provenance_;
         r.program = std::move(prog_);
-        for (const auto &f : scalar_funcs_) {
+        for (const auto &[f, stores] : scalar_funcs_) {
             BackendDiagnostic d;
             d.func = f;
             auto pit = m_.schedule.provenance.find(f);
             d.directive_id = pit == m_.schedule.provenance.end() ? "" : pit->second;
-            d.message = "Func " + f + " runs as scalar code on the NPU (no vector or matrix mapping applied)";
+            if (offloaded_funcs_.count(f)) {
+                // e.g. a reduction's initial value, stored once per row by the scalar unit
+                d.severity = BackendDiagnostic::Severity::Note;
+                d.message = "Func " + f + ": " + std::to_string(stores) +
+                            " store statement(s) stay scalar code; the rest runs on the vector or matrix unit";
+            } else {
+                d.message = "Func " + f + " runs as scalar code on the NPU (no vector or matrix mapping applied)";
+            }
 
             r.diagnostics.push_back(d);
         }
@@ -93,7 +100,8 @@ private:
     std::map<std::string, Placed> buffers_;
     std::vector<std::string> func_stack_;
     std::string loop_;
-    std::set<std::string> scalar_funcs_;
+    std::map<std::string, int> scalar_funcs_;   // Func -> scalar stores in the program
+    std::set<std::string> offloaded_funcs_;     // Funcs with vector or matrix-unit operations
     std::vector<isa::Provenance> provenance_ = m_.provenance;
 
     // ---- provenance ----
@@ -672,9 +680,14 @@ private:
         unbind(op->name);
         loop_ = saved_loop;
     }
+    void note_offloaded() {
+        if (!func_stack_.empty()) {
+            offloaded_funcs_.insert(func_stack_.back());
+        }
+    }
     void visit(const Store *op) override {
         if (!func_stack_.empty()) {
-            scalar_funcs_.insert(func_stack_.back());
+            scalar_funcs_[func_stack_.back()]++;
         }
         const int lanes = op->value.type().lanes();
         for (int l = 0; l < lanes; l++) {
@@ -725,8 +738,10 @@ private:
         if (auto d = nir::as_dma(st)) {
             emit_dma(*d);
         } else if (auto v = nir::as_vec(st)) {
+            note_offloaded();
             emit_vec(*v);
         } else if (auto mm = nir::as_mmad(st)) {
+            note_offloaded();
             emit_mmad(*mm);
         } else if (auto sy = nir::as_sync(st)) {
             emit_sync(*sy);

@@ -144,6 +144,27 @@ private:
         return r;
     }
 
+    // Two different buffers sharing bytes: allocate_buffers gives a buffer's
+    // space to a later one once its scope ends, so an access to the new one
+    // must still be ordered after the old one's pending accesses on another pipe.
+    bool aliases(const std::string &key_a, const std::string &key_b) const {
+        std::string x = key_a.substr(0, key_a.rfind('#')), y = key_b.substr(0, key_b.rfind('#'));
+        if (x == y) {
+            return false; // the same buffer: its keys (copies) decide
+        }
+        auto ia = m_.buffers.find(x), ib = m_.buffers.find(y);
+        if (ia == m_.buffers.end() || ib == m_.buffers.end()) {
+            return false;
+        }
+        const nir::BufferInfo &p = ia->second, &q = ib->second;
+        if (p.is_arg || q.is_arg || p.offset < 0 || q.offset < 0 || p.level != q.level) {
+            return false;
+        }
+        const int64_t p_end = p.offset + p.copy_bytes(*m_.arch) * p.buffers;
+        const int64_t q_end = q.offset + q.copy_bytes(*m_.arch) * q.buffers;
+        return p.offset < q_end && q.offset < p_end;
+    }
+
     // The syncs needed before an access set; updates the state.
     std::vector<Stmt> order(const Accesses &raw) {
         Accesses a = raw;
@@ -162,8 +183,12 @@ private:
                 if (p.ordered_for.count(a.pipe)) {
                     continue;
                 }
-                bool r = std::find(a.reads.begin(), a.reads.end(), buf) != a.reads.end();
-                bool w = std::find(a.writes.begin(), a.writes.end(), buf) != a.writes.end();
+                auto touches = [&](const std::vector<std::string> &names) {
+                    return std::any_of(names.begin(), names.end(),
+                                       [&](const std::string &x) { return x == buf || aliases(x, buf); });
+                };
+                bool r = touches(a.reads);
+                bool w = touches(a.writes);
                 if ((r && p.write) || (w && (p.read || p.write))) {
                     need.insert(q);
                     if (check && emit) {
