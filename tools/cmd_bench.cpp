@@ -48,10 +48,11 @@ struct BenchCase {
     bool classic;         // part of the default table (issue 5's cases)
     double goal;          // issue 10's efficiency goal, 0 = none
     bool huge = false;    // millions of instructions: simulate without the trace
+    std::string dtype;    // the dtype column when there is no dtype parameter ("" = int8)
 };
 
 // Issue 10's goals hold on the ascend-like preset at realistic sizes.
-constexpr double kGemmGoal = 0.90, kConvGoal = 0.85, kMemGoal = 0.85;
+constexpr double kGemmGoal = 0.90, kConvGoal = 0.85, kMemGoal = 0.85, kAttentionGoal = 0.70;
 
 const std::vector<BenchCase> &cases() {
     static const std::vector<BenchCase> c = {
@@ -105,6 +106,10 @@ const std::vector<BenchCase> &cases() {
          "softmax/schedules/staged_vector.json", false, false, kMemGoal},
         {"LayerNorm", "layernorm", {{"ROWS", "64"}, {"COLS", "1024"}, {"dtype", "fp16"}}, "64x1024",
          "ascend-like", "layernorm/schedules/ascend_rows.json", false, false, kMemGoal, true},
+        // ---- attention ----
+        {"attention (flash)", "attention", {{"S", "64"}, {"L", "512"}, {"D", "64"}, {"BK", "64"}},
+         "S64 L512 D64 BK64", "ascend-like", "attention/schedules/ascend_flash.json", false, false, kAttentionGoal, true,
+         "fp16"},
         // ---- classic Halide pipeline ----
         {"blur 3x3", "blur", {{"W", "1024"}, {"H", "256"}, {"dtype", "fp16"}}, "1024x256", "ascend-like",
          "blur/schedules/ascend_fused.json", false, false, 0},
@@ -330,7 +335,7 @@ bool run_case(const BenchCase &b, const BenchOptions *o) {
     if (!r.verified && error.empty()) {
         std::cerr << "tessel bench: " << b.op << " " << b.shape << " on " << b.arch << ": " << r.comparison << "\n";
     }
-    const std::string dtype = b.params.count("dtype") ? b.params.at("dtype") : "int8";
+    const std::string dtype = b.params.count("dtype") ? b.params.at("dtype") : b.dtype.empty() ? "int8" : b.dtype;
     if (!o->all) {
         std::printf("| %s | %s | %s | %s | %lld | %lld | %.3f | %s | %s | %.1f |\n", b.op.c_str(), dtype.c_str(),
                     b.shape.c_str(), b.arch.c_str(), static_cast<long long>(r.t_phys_cycles.value_or(0)),

@@ -18,6 +18,14 @@ std::string failure(const NpuRun &r) {
     return s;
 }
 
+#ifndef TESSEL_SOURCE_DIR
+#define TESSEL_SOURCE_DIR "."
+#endif
+
+ScheduleSpec sample_schedule(const std::string &path_under_samples) {
+    return load_schedule(std::string(TESSEL_SOURCE_DIR) + "/samples/" + path_under_samples);
+}
+
 uint64_t fresh_seed() {
     std::random_device rd;
     return (static_cast<uint64_t>(rd()) << 32) | rd();

@@ -32,6 +32,9 @@ std::string failure(const NpuRun &r);
 /** A fresh seed from std::random_device (printed by failing tests). */
 uint64_t fresh_seed();
 
+/** A hand schedule of the samples, by its path under samples/ ("gemm/schedules/x.json"). */
+ScheduleSpec sample_schedule(const std::string &path_under_samples);
+
 } // namespace tessel::test
 
 #endif

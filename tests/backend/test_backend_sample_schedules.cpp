@@ -5,16 +5,10 @@
 // outputs of fp16 products within 1e-4 (the CPU may reassociate fp32 sums).
 #include "tests/backend/NpuHarness.h"
 
-#include "dsl/ScheduleSpec.h"
-
 #include <gtest/gtest.h>
 
 using namespace tessel;
 using namespace tessel::test;
-
-#ifndef TESSEL_SOURCE_DIR
-#define TESSEL_SOURCE_DIR "."
-#endif
 
 namespace {
 
@@ -64,7 +58,7 @@ class SampleSchedule : public ::testing::TestWithParam<SampleCase> {};
 
 TEST_P(SampleSchedule, VerifiesOnItsPreset) {
     const SampleCase &c = GetParam();
-    ScheduleSpec spec = load_schedule(std::string(TESSEL_SOURCE_DIR) + "/samples/" + c.schedule);
+    ScheduleSpec spec = sample_schedule(c.schedule);
     NpuRun r = run_npu(c.generator, c.params, spec, c.arch, fresh_seed(), c.tol, c.tol);
     EXPECT_EQ(r.cmp.mismatches, 0) << failure(r);
     int mmad = 0, vec = 0;
@@ -86,7 +80,7 @@ TEST_P(SampleSchedule, VerifiesOnItsPreset) {
 // on pipe S, later in the program, wrote before it". A backend defect reported
 // to the backend's owner (docs/BENCHMARKS.md, "Defects found"); enable when fixed.
 TEST(SampleScheduleLayerNorm, DISABLED_AscendRowsVerifies) {
-    ScheduleSpec spec = load_schedule(std::string(TESSEL_SOURCE_DIR) + "/samples/layernorm/schedules/ascend_rows.json");
+    ScheduleSpec spec = sample_schedule("layernorm/schedules/ascend_rows.json");
     NpuRun r = run_npu("layernorm", {{"ROWS", "16"}, {"COLS", "128"}, {"dtype", "fp16"}}, spec, "ascend-like",
                        fresh_seed(), 1e-3, 1e-3);
     EXPECT_EQ(r.cmp.mismatches, 0) << failure(r);

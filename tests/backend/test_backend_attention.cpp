@@ -1,0 +1,46 @@
+// The attention sample on the NPU against Halide's CPU result (fresh random
+// inputs, output poisoned first; fp16 output within 1e-3): unscheduled (all
+// scalar code, a tiny shape), and with the FlashAttention-style schedule of
+// samples/attention/schedules/ascend_flash.json: per block of 16 queries a
+// reduction over key blocks, the score and output products on the matrix unit,
+// the block statistics and probabilities on the vector unit, K and V blocks
+// double-buffered in L1.
+#include "tests/backend/NpuHarness.h"
+
+#include <gtest/gtest.h>
+
+using namespace tessel;
+using namespace tessel::test;
+
+namespace {
+
+int count(const NpuRun &r, isa::Op lo, isa::Op hi) {
+    int n = 0;
+    for (const auto &i : r.backend.program.code) {
+        n += i.op >= lo && i.op <= hi;
+    }
+    return n;
+}
+
+} // namespace
+
+TEST(Attention, DefaultScheduleTiny) {
+    NpuRun r = run_npu("attention", {{"S", "2"}, {"L", "16"}, {"D", "4"}, {"BK", "8"}}, Schedule().spec(), "ascend-like",
+                       fresh_seed(), 1e-3, 1e-3);
+    EXPECT_EQ(r.cmp.mismatches, 0) << failure(r);
+}
+
+TEST(Attention, FlashScheduleMatrixAndVector) {
+    ScheduleSpec spec = sample_schedule("attention/schedules/ascend_flash.json");
+    for (const char *bk : {"32", "64"}) {
+        NpuRun r = run_npu("attention", {{"S", "32"}, {"L", "128"}, {"D", "32"}, {"BK", bk}}, spec, "ascend-like",
+                           fresh_seed(), 1e-3, 1e-3);
+        EXPECT_EQ(r.cmp.mismatches, 0) << "BK " << bk << " " << failure(r);
+        // Both products on the matrix unit (two MMADs per key block in the
+        // program), the softmax pieces on the vector unit.
+        EXPECT_GE(count(r, isa::Op::MMAD, isa::Op::MMAD), 2) << failure(r);
+        EXPECT_GT(count(r, isa::Op::VEXP, isa::Op::VEXP), 0) << failure(r);
+        EXPECT_GT(count(r, isa::Op::VREDMAX, isa::Op::VREDMAX) + count(r, isa::Op::VMAX, isa::Op::VMAX), 0)
+            << failure(r);
+    }
+}
