@@ -99,8 +99,12 @@ private:
             done = true;
             return mm;
         }
-        bool reduction = op->name.find('$') != std::string::npos &&
-                         op->name.find(".s" + std::to_string(req_.update + 1) + ".") != std::string::npos;
+        // A loop of the update is "<func>.s<n>.<var>..."; it is a reduction loop
+        // when <var> is an RVar (named "r$x"). Only the part after the stage
+        // counts: the Func's own name may carry Halide's uniquing suffix ("acc$2").
+        const std::string stage = ".s" + std::to_string(req_.update + 1) + ".";
+        const size_t at = op->name.find(stage);
+        bool reduction = at != std::string::npos && op->name.find('$', at + stage.size()) != std::string::npos;
         if (reduction) {
             const int64_t *ext = as_const_int(op->extent);
             reductions_.push_back({op->name, op->min, ext ? *ext : -1});

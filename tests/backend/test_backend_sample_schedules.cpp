@@ -73,13 +73,11 @@ TEST_P(SampleSchedule, VerifiesOnItsPreset) {
     }
 }
 
-// LayerNorm's ascend_rows.json verifies through `tessel run` and `tessel bench`
-// (the NPU pipeline is the first instance of the generator in the process) but
-// this harness instantiates the reference first, and then the simulator reports
-// a race: "pc 50 (vcast) on pipe V writes UB [0x1220, 0x1224), which pc 69 (st)
-// on pipe S, later in the program, wrote before it". A backend defect reported
-// to the backend's owner (docs/BENCHMARKS.md, "Defects found"); enable when fixed.
-TEST(SampleScheduleLayerNorm, DISABLED_AscendRowsVerifies) {
+// LayerNorm's ascend_rows.json at a small shape (once failed the simulator's
+// race check under this harness while `tessel run` verified it: "pc 50 (vcast)
+// on pipe V writes UB ..., which pc 69 (st) on pipe S ... wrote before it"; it
+// passes since the backend's sync changes of 4ffb30c and earlier).
+TEST(SampleScheduleLayerNorm, AscendRowsVerifies) {
     ScheduleSpec spec = sample_schedule("layernorm/schedules/ascend_rows.json");
     NpuRun r = run_npu("layernorm", {{"ROWS", "16"}, {"COLS", "128"}, {"dtype", "fp16"}}, spec, "ascend-like",
                        fresh_seed(), 1e-3, 1e-3);
@@ -90,3 +88,19 @@ INSTANTIATE_TEST_SUITE_P(Samples, SampleSchedule, ::testing::ValuesIn(sample_cas
                          [](const ::testing::TestParamInfo<SampleCase> &i) { return i.param.name; });
 
 } // namespace
+
+// Regression (backend fix in npu_target/lower/Tensorize.cpp): a pure loop
+// inside the tensorised accumulator (here the band's rows, acc.y) was taken for
+// a reduction loop whenever the Func's name carried Halide's uniquing suffix
+// ("acc$2.s1.y"), which a second instance of a generator in one process gets;
+// the zero-init was then folded into the first row only and the other rows
+// accumulated onto stale L0C contents (visible from the third band on, when
+// the double-buffered L0C tile is reused). Each instance must verify.
+TEST(TensorizeZeroInit, PureLoopInsideTheAccumulatorInEveryInstance) {
+    ScheduleSpec spec = sample_schedule("conv2d/schedules/ops_ascend_1x1.json");
+    ParamMap p = {{"H", "12"}, {"W", "32"}, {"CI", "128"}, {"CO", "128"}, {"K", "1"}, {"dtype", "fp16"}};
+    for (int instance = 0; instance < 3; ++instance) {
+        NpuRun r = run_npu("conv2d", p, spec, "ascend-like", fresh_seed(), 1e-4, 1e-4);
+        EXPECT_EQ(r.cmp.mismatches, 0) << "instance " << instance << " " << failure(r);
+    }
+}
