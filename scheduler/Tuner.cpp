@@ -28,6 +28,150 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Measures `req` with tessel::run: the result fields of a Measurement.
+void measure_into(const CompileRequest &req, uint64_t seed, Measurement &m) {
+    try {
+        RunReport r = run(req, seed);
+        m.verified = r.verified && r.cycles.has_value();
+        m.cycles = r.cycles.value_or(0);
+        m.t_phys_cycles = r.t_phys_cycles.value_or(0);
+        m.efficiency = r.efficiency.value_or(0);
+        m.max_error = r.max_abs_error;
+        m.compile_ms = r.compile_ms;
+        for (const Diagnostic &d : r.diagnostics) {
+            if (d.severity == Diagnostic::Error) {
+                m.error += (m.error.empty() ? "" : "; ") + d.message;
+            }
+        }
+        if (!r.verified && m.error.empty()) {
+            m.error = "not verified: " + r.comparison;
+        }
+    } catch (const std::exception &e) { // a failing worker never stops the search
+        m.verified = false;
+        m.error = std::string("worker failed: ") + e.what();
+    }
+    if (!m.verified) {
+        m.efficiency = 0;
+    }
+}
+
+std::string format_result(const Measurement &m) {
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "tessel-measurement 1\n%d %lld %lld %.17g %.17g %.17g\n", m.verified ? 1 : 0,
+                  static_cast<long long>(m.cycles), static_cast<long long>(m.t_phys_cycles),
+                  std::isfinite(m.efficiency) ? m.efficiency : 0.0,
+                  std::isfinite(m.max_error) ? m.max_error : std::numeric_limits<double>::max(),
+                  std::isfinite(m.compile_ms) ? m.compile_ms : 0.0);
+    return buf + m.error; // the rest is the error text
+}
+
+bool parse_result(const std::string &text, Measurement *m) {
+    std::istringstream in(text);
+    std::string magic, version;
+    int verified = 0;
+    long long cycles = 0, t_phys = 0;
+    if (!(in >> magic >> version >> verified >> cycles >> t_phys >> m->efficiency >> m->max_error >> m->compile_ms) ||
+        magic != "tessel-measurement" || version != "1" || in.get() != '\n') {
+        return false;
+    }
+    m->verified = verified != 0;
+    m->cycles = cycles;
+    m->t_phys_cycles = t_phys;
+    std::ostringstream rest;
+    rest << in.rdbuf();
+    m->error = rest.str();
+    return true;
+}
+
+// A worker process: forked, it runs `work` and writes the result to a pipe.
+struct Worker {
+    pid_t pid = -1;
+    int fd = -1;
+    Clock::time_point start;
+    std::string out;
+};
+
+// Forks a worker that runs `hook` (when set) and then measures `req`.
+bool spawn_worker(const CompileRequest &req, uint64_t seed, const std::function<void()> &hook, Worker *w) {
+    int p[2];
+    if (pipe(p) != 0) {
+        return false;
+    }
+    std::fflush(nullptr); // nothing buffered is written twice
+    const pid_t child = fork();
+    if (child < 0) {
+        close(p[0]);
+        close(p[1]);
+        return false;
+    }
+    if (child == 0) {
+        close(p[0]);
+        if (hook) {
+            hook();
+        }
+        Measurement m;
+        measure_into(req, seed, m);
+        const std::string text = format_result(m);
+        size_t off = 0;
+        while (off < text.size()) {
+            const ssize_t n = write(p[1], text.data() + off, text.size() - off);
+            if (n < 0 && errno == EINTR) {
+                continue;
+            }
+            if (n <= 0) {
+                _exit(3);
+            }
+            off += static_cast<size_t>(n);
+        }
+        close(p[1]);
+        _exit(0); // no destructors or atexit handlers: the parent's database and files are not ours
+    }
+    close(p[1]);
+    w->pid = child;
+    w->fd = p[0];
+    w->start = Clock::now();
+    return true;
+}
+
+// Reads what is ready from the worker's pipe (after poll said so); true at its end.
+bool read_worker(Worker &w) {
+    char buf[4096];
+    const ssize_t n = read(w.fd, buf, sizeof buf);
+    if (n > 0) {
+        w.out.append(buf, static_cast<size_t>(n));
+        return false;
+    }
+    return n == 0 || errno != EINTR; // end of the pipe: the worker exited (or died)
+}
+
+double age_s(const Worker &w) { return std::chrono::duration<double>(Clock::now() - w.start).count(); }
+
+// Reaps a finished (or, with `timeout_s` > 0, killed) worker into `m`.
+void reap_worker(Worker &w, double timeout_s, Measurement &m) {
+    if (timeout_s > 0) {
+        kill(w.pid, SIGKILL);
+    }
+    close(w.fd);
+    int status = 0;
+    while (waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (timeout_s > 0) {
+        std::ostringstream os;
+        os << "worker timed out: no result after " << timeout_s << " s (the per-measurement limit); killed";
+        m.error = os.str();
+    } else if (WIFSIGNALED(status)) {
+        const int sig = WTERMSIG(status);
+        m.error = "worker crashed: killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
+    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        m.error = "worker crashed: exited with status " + std::to_string(WEXITSTATUS(status));
+    } else if (!parse_result(w.out, &m)) {
+        m.error = "worker failed: unreadable result";
+    }
+    if (!m.verified) {
+        m.efficiency = 0;
+    }
+}
+
 struct Ranked {
     Candidate c;
     double predicted = 0;
@@ -63,14 +207,11 @@ public:
     // runs while it forks) waits on the pipes, kills a worker past its timeout
     // and records whatever happened to it.
     void run_workers() {
-        struct Worker {
-            pid_t pid = -1;
-            int fd = -1;
+        struct Running {
+            Worker w;
             Candidate c;
-            Clock::time_point start;
-            std::string out;
         };
-        std::vector<Worker> running;
+        std::vector<Running> running;
         bool exhausted = false;
         const int jobs = std::max(1, o_.jobs);
         for (;;) {
@@ -81,16 +222,18 @@ public:
                     break;
                 }
                 started_++;
-                Worker w;
-                w.c = *next;
-                w.start = Clock::now();
-                if (!spawn(w.c, &w.pid, &w.fd)) {
-                    Measurement m = unmeasured(w.c);
+                Running r{Worker{}, *next};
+                std::function<void()> hook;
+                if (o_.worker_hook) {
+                    hook = [this, c = *next] { o_.worker_hook(c); };
+                }
+                if (!spawn_worker(request_for(space_, r.c, o_.arch), o_.seed, hook, &r.w)) {
+                    Measurement m = unmeasured(r.c);
                     m.error = std::string("worker failed: cannot start a worker process: ") + std::strerror(errno);
                     record(m);
                     continue;
                 }
-                running.push_back(std::move(w));
+                running.push_back(std::move(r));
             }
             if (running.empty()) {
                 return;
@@ -98,62 +241,27 @@ public:
             // Wait for output, an exit, the earliest timeout, or (every 200 ms) a cancel.
             std::vector<pollfd> fds;
             int wait_ms = 200;
-            for (const Worker &w : running) {
-                fds.push_back({w.fd, POLLIN, 0});
+            for (const Running &r : running) {
+                fds.push_back({r.w.fd, POLLIN, 0});
                 if (o_.measure_timeout_s > 0) {
-                    const double left = o_.measure_timeout_s -
-                                        std::chrono::duration<double>(Clock::now() - w.start).count();
+                    const double left = o_.measure_timeout_s - age_s(r.w);
                     wait_ms = std::min(wait_ms, std::max(0, static_cast<int>(std::ceil(left * 1000))));
                 }
             }
             if (poll(fds.data(), fds.size(), wait_ms) < 0 && errno != EINTR) {
                 throw std::runtime_error(std::string("tune: poll: ") + std::strerror(errno));
             }
-            std::vector<Worker> still;
+            std::vector<Running> still;
             for (size_t i = 0; i < running.size(); i++) {
-                Worker &w = running[i];
-                bool done = false;
-                std::string error;
-                if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) {
-                    char buf[4096];
-                    const ssize_t n = read(w.fd, buf, sizeof buf);
-                    if (n > 0) {
-                        w.out.append(buf, static_cast<size_t>(n));
-                    } else if (n == 0 || errno != EINTR) {
-                        done = true; // end of the pipe: the worker exited (or died)
-                    }
-                }
-                const double age = std::chrono::duration<double>(Clock::now() - w.start).count();
-                if (!done && o_.measure_timeout_s > 0 && age >= o_.measure_timeout_s) {
-                    kill(w.pid, SIGKILL);
-                    done = true;
-                    std::ostringstream os;
-                    os << "worker timed out: no result after " << o_.measure_timeout_s
-                       << " s (the per-measurement limit); killed";
-                    error = os.str();
-                }
-                if (!done) {
-                    still.push_back(std::move(w));
+                Running &r = running[i];
+                const bool done = (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) && read_worker(r.w);
+                const bool late = !done && o_.measure_timeout_s > 0 && age_s(r.w) >= o_.measure_timeout_s;
+                if (!done && !late) {
+                    still.push_back(std::move(r));
                     continue;
                 }
-                close(w.fd);
-                int status = 0;
-                while (waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
-                }
-                Measurement m = unmeasured(w.c);
-                if (!error.empty()) {
-                    m.error = error;
-                } else if (WIFSIGNALED(status)) {
-                    const int sig = WTERMSIG(status);
-                    m.error = "worker crashed: killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
-                } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-                    m.error = "worker crashed: exited with status " + std::to_string(WEXITSTATUS(status));
-                } else if (!parse_result(w.out, &m)) {
-                    m.error = "worker failed: unreadable result";
-                }
-                if (!m.verified) {
-                    m.efficiency = 0;
-                }
+                Measurement m = unmeasured(r.c);
+                reap_worker(r.w, late ? o_.measure_timeout_s : 0, m);
                 record(m);
             }
             running = std::move(still);
@@ -294,102 +402,6 @@ private:
         return m;
     }
 
-    // Forks a worker that measures `c` and writes the result to a pipe.
-    bool spawn(const Candidate &c, pid_t *pid, int *fd) {
-        int p[2];
-        if (pipe(p) != 0) {
-            return false;
-        }
-        std::fflush(nullptr); // nothing buffered is written twice
-        const pid_t child = fork();
-        if (child < 0) {
-            close(p[0]);
-            close(p[1]);
-            return false;
-        }
-        if (child == 0) {
-            close(p[0]);
-            if (o_.worker_hook) {
-                o_.worker_hook(c);
-            }
-            const std::string text = format_result(measure(c));
-            size_t off = 0;
-            while (off < text.size()) {
-                const ssize_t n = write(p[1], text.data() + off, text.size() - off);
-                if (n < 0 && errno == EINTR) {
-                    continue;
-                }
-                if (n <= 0) {
-                    _exit(3);
-                }
-                off += static_cast<size_t>(n);
-            }
-            close(p[1]);
-            _exit(0); // no destructors or atexit handlers: the parent's database and files are not ours
-        }
-        close(p[1]);
-        *pid = child;
-        *fd = p[0];
-        return true;
-    }
-
-    static std::string format_result(const Measurement &m) {
-        char buf[512];
-        std::snprintf(buf, sizeof buf, "tessel-measurement 1\n%d %lld %lld %.17g %.17g %.17g\n", m.verified ? 1 : 0,
-                      static_cast<long long>(m.cycles), static_cast<long long>(m.t_phys_cycles),
-                      std::isfinite(m.efficiency) ? m.efficiency : 0.0,
-                      std::isfinite(m.max_error) ? m.max_error : std::numeric_limits<double>::max(),
-                      std::isfinite(m.compile_ms) ? m.compile_ms : 0.0);
-        return buf + m.error; // the rest is the error text
-    }
-
-    static bool parse_result(const std::string &text, Measurement *m) {
-        std::istringstream in(text);
-        std::string magic, version;
-        int verified = 0;
-        long long cycles = 0, t_phys = 0;
-        if (!(in >> magic >> version >> verified >> cycles >> t_phys >> m->efficiency >> m->max_error >>
-              m->compile_ms) ||
-            magic != "tessel-measurement" || version != "1" || in.get() != '\n') {
-            return false;
-        }
-        m->verified = verified != 0;
-        m->cycles = cycles;
-        m->t_phys_cycles = t_phys;
-        std::ostringstream rest;
-        rest << in.rdbuf();
-        m->error = rest.str();
-        return true;
-    }
-
-    Measurement measure(const Candidate &c) const {
-        Measurement m = unmeasured(c);
-        try {
-            RunReport r = run(request_for(space_, c, o_.arch), o_.seed);
-            m.verified = r.verified && r.cycles.has_value();
-            m.cycles = r.cycles.value_or(0);
-            m.t_phys_cycles = r.t_phys_cycles.value_or(0);
-            m.efficiency = r.efficiency.value_or(0);
-            m.max_error = r.max_abs_error;
-            m.compile_ms = r.compile_ms;
-            for (const Diagnostic &d : r.diagnostics) {
-                if (d.severity == Diagnostic::Error) {
-                    m.error += (m.error.empty() ? "" : "; ") + d.message;
-                }
-            }
-            if (!r.verified && m.error.empty()) {
-                m.error = "not verified: " + r.comparison;
-            }
-        } catch (const std::exception &e) { // a failing worker never stops the search
-            m.verified = false;
-            m.error = std::string("worker failed: ") + e.what();
-        }
-        if (!m.verified) {
-            m.efficiency = 0;
-        }
-        return m;
-    }
-
     void record(Measurement &m) {
         m.at_seconds = elapsed();
         if (store_) {
@@ -491,6 +503,33 @@ bool better(const Measurement &a, const Measurement &b, const std::string &objec
         return a.efficiency > b.efficiency;
     }
     return a.cycles < b.cycles;
+}
+
+Measurement measure_isolated(const CompileRequest &req, uint64_t seed, double timeout_s) {
+    Measurement m;
+    m.schedule_json = schedule_to_json(req.schedule);
+    m.schedule_hash = schedule_hash(req.schedule);
+    Worker w;
+    if (!spawn_worker(req, seed, nullptr, &w)) {
+        m.error = std::string("worker failed: cannot start a worker process: ") + std::strerror(errno);
+        return m;
+    }
+    for (;;) {
+        int wait_ms = 200;
+        if (timeout_s > 0) {
+            wait_ms = std::max(0, static_cast<int>(std::ceil((timeout_s - age_s(w)) * 1000)));
+        }
+        pollfd fd{w.fd, POLLIN, 0};
+        if (poll(&fd, 1, wait_ms) < 0 && errno != EINTR) {
+            throw std::runtime_error(std::string("measure: poll: ") + std::strerror(errno));
+        }
+        const bool done = (fd.revents & (POLLIN | POLLHUP | POLLERR)) && read_worker(w);
+        const bool late = !done && timeout_s > 0 && age_s(w) >= timeout_s;
+        if (done || late) {
+            reap_worker(w, late ? timeout_s : 0, m);
+            return m;
+        }
+    }
 }
 
 TuneResult tune(const TuneOptions &o) {

@@ -95,6 +95,12 @@ TuneResult tune(const TuneOptions &o);
  * resolved parameters, `arch` (the preset name or file the problem came from). */
 CompileRequest request_for(const SearchSpace &space, const Candidate &c, const std::string &arch);
 
+/** Measures `req` (compile, simulate, verify) in a forked worker process, as the
+ * tuner measures a candidate: a fresh compile state every time, and a crash or a
+ * run past `timeout_s` (> 0) is the result's error. The candidate and prediction
+ * are left empty. */
+Measurement measure_isolated(const CompileRequest &req, uint64_t seed, double timeout_s = 0);
+
 /** Whether `a` is a better result than `b`: verified first, then (objective
  * "efficiency") higher efficiency, then fewer cycles; or (objective "cycles")
  * fewer cycles, then higher efficiency. */

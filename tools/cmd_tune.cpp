@@ -181,17 +181,21 @@ int run_tune(const TuneCliOptions &o) {
         req.generator = o.generator;
         req.params = t.params;
         req.arch = o.arch;
-        RunReport h;
         try { // a hand schedule written for other shapes may not apply to these
             req.schedule = load_schedule(f);
-            h = run(req, o.seed);
         } catch (const std::exception &e) {
             std::printf("hand schedule %s: not applicable (%s)\n", f.c_str(), e.what());
             continue;
         }
-        if (h.verified && h.efficiency && *h.efficiency > hand_eff) {
-            hand_eff = *h.efficiency;
-            hand_name = f + " (" + std::to_string(h.cycles.value_or(0)) + " cycles)";
+        // In a worker process, as the tuner measured its candidates: the same fresh compile state.
+        const sched::Measurement h = sched::measure_isolated(req, o.seed, t.measure_timeout_s);
+        if (!h.verified) {
+            std::printf("hand schedule %s: not verified on these shapes (%s)\n", f.c_str(), h.error.substr(0, 200).c_str());
+            continue;
+        }
+        if (h.efficiency > hand_eff) {
+            hand_eff = h.efficiency;
+            hand_name = f + " (" + std::to_string(h.cycles) + " cycles)";
         }
     }
     if (hand_eff > 0) {

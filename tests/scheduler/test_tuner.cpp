@@ -235,3 +235,25 @@ TEST(Tuner, AWorkerPastTheTimeoutIsKilledAndRecorded) {
     ASSERT_GE(hung, 1);
     EXPECT_LT(secs, 3.0 * hung + 30) << "the hung workers were killed at the limit, not waited for";
 }
+
+TEST(Tuner, MeasureIsolatedRunsTheFacadeInAWorker) {
+    const SearchSpace space = test::space_for("gemm", kSmallGemm, "ascend-like");
+    Candidate c;
+    c.tile_m = 32, c.tile_n = 32, c.k_chunk = 32, c.via_mid = true;
+    CompileRequest req = request_for(space, c, "ascend-like");
+    const RunReport here = run(req, 3);
+    const Measurement there = measure_isolated(req, 3, 60);
+    ASSERT_TRUE(here.verified && here.cycles);
+    EXPECT_TRUE(there.verified) << there.error;
+    EXPECT_EQ(there.cycles, *here.cycles);
+    EXPECT_DOUBLE_EQ(there.efficiency, *here.efficiency);
+    EXPECT_EQ(there.schedule_hash, schedule_hash(req.schedule));
+    for (Directive &d : req.schedule.directives) {
+        if (d.kind == DirectiveKind::Stage) {
+            d.level = "L9"; // no such level: a compile error, reported with the directive
+        }
+    }
+    const Measurement bad = measure_isolated(req, 3, 60);
+    EXPECT_FALSE(bad.verified);
+    EXPECT_NE(bad.error.find("L9"), std::string::npos) << bad.error;
+}
