@@ -21,6 +21,11 @@ constexpr double kVectorPathVectorPerRow = 3.4;
 constexpr double kNaiveInstrPerMac = 27.0;
 // Scalar instructions around each DMA / matrix / vector instruction (flags, loop control).
 constexpr double kIssuePerOp = 3.0;
+// On the matrix path (read off the simulator's counts: a gemmini-like 3x3 conv
+// issues 51 scalar instructions per tap with single-buffered operands, 95 with
+// double-buffered ones; an ascend-like GEMM 88 per k chunk of 4 DMAs + 1 MMAD).
+constexpr double kMatrixIssuePerOp = 17.0;
+constexpr double kRotateIssue = 22.0; // per multi-buffered conv2d copy per tap
 // Softmax (read off the compiled code): each row of a band runs about 42
 // scalar instructions for expd and as many for norm (addresses, the row
 // statistic's load and broadcast), a band about 90 more; a band copied in by
@@ -356,10 +361,17 @@ Prediction predict_gemm(const SearchSpace &space, const Candidate &c, int bar_it
         const MatrixShape &f = mu.shapes.at(p.in_t);
         const std::string first_a = c.via_mid ? space.mid_level() : mu.a_level;
         const std::string first_b = c.via_mid ? space.mid_level() : mu.b_level;
+        // A chunk's copies run ahead of the matrix unit by at most the buffers,
+        // and by no more chunks than the engine keeps descriptors in flight
+        // (auto-int8's CDMA: 2, one chunk's A and B).
+        auto ahead = [&](const std::string &src, const std::string &dst, int buffers, int dmas) {
+            const DmaEngine *e = a.engine_for(src, dst);
+            return e && e->max_outstanding > 0 ? std::max(1, std::min(buffers, e->max_outstanding / dmas)) : buffers;
+        };
         Stage load{"load " + std::string(c.a_panel ? "B" : "A,B") + " chunk (GM->" + first_b + ")",
                    dma_pipe(a, "GM", first_b), 0,
                    dma_latency(a, "GM", first_b, c.a_panel ? b_reread : std::min(a_reread, b_reread)),
-                   c.via_mid ? c.mid_buffers : c.op_buffers};
+                   ahead("GM", first_b, c.via_mid ? c.mid_buffers : c.op_buffers, c.a_panel ? 1 : 2)};
         load.t = dma_cycles(a, "GM", first_b, c.k_chunk, c.tile_n * sa, p.N * sa, b_reread, c.cores);
         if (!c.a_panel) {
             load.t += dma_cycles(a, "GM", first_a, c.tile_m, c.k_chunk * sa, p.K * sa, a_reread, c.cores);
@@ -368,7 +380,8 @@ Prediction predict_gemm(const SearchSpace &space, const Candidate &c, int bar_it
         if (c.via_mid) {
             const std::string &mid = space.mid_level();
             Stage l0{"load A,B fractals (" + mid + "->" + mu.a_level + "," + mu.b_level + ")",
-                     dma_pipe(a, mid, mu.a_level), 0, dma_latency(a, mid, mu.a_level), c.op_buffers};
+                     dma_pipe(a, mid, mu.a_level), 0, dma_latency(a, mid, mu.a_level),
+                     ahead(mid, mu.a_level, c.op_buffers, 2)};
             // A tile in the mid level is tile_m rows of k_chunk (a panel: rows of K).
             const int64_t a_stride = (c.a_panel ? p.K : c.k_chunk) * sa;
             l0.t = dma_cycles(a, mid, mu.a_level, c.tile_m, c.k_chunk * sa, a_stride, 0, c.cores) +
@@ -407,9 +420,17 @@ Prediction predict_gemm(const SearchSpace &space, const Candidate &c, int bar_it
         total += panel * static_cast<double>(rows);
     }
     // The scalar unit issues every instruction; the HBM must absorb every write.
+    // The scalar unit issues every instruction of a chunk: about 17 per DMA and
+    // MMAD (addresses, flags, loop control); a conv2d's multi-buffered copies
+    // also compute which copy to use from the tap and row loops around them.
     const double dmas = (c.via_mid ? 4.0 : 2.0) - (c.a_panel ? 1.0 : 0.0);
-    const double issue = a.scalar.issue_cycles * kIssuePerOp *
-                         (static_cast<double>(tiles * chunks) * (dmas + 1) + static_cast<double>(tiles) * 2);
+    double rotating = 0;
+    if (conv) {
+        rotating = (c.op_buffers > 1 ? 2.0 : 0.0) + (c.via_mid && c.mid_buffers > 1 ? 2.0 : 0.0);
+    }
+    const double issue = a.scalar.issue_cycles *
+                         (static_cast<double>(tiles * chunks) * (kMatrixIssuePerOp * (dmas + 1) + kRotateIssue * rotating) +
+                          static_cast<double>(tiles) * 2 * kIssuePerOp);
     if (c.path == Path::Matrix) {
         out.stages.push_back({"scalar issue", a.scalar.pipe, "chunk", issue / static_cast<double>(tiles * chunks),
                               tiles * chunks, issue});
