@@ -67,6 +67,15 @@ private:
         }
         return true;
     }
+    static bool positive_constant(const Expr &e) {
+        Expr v = e;
+        if (const Broadcast *b = e.as<Broadcast>()) {
+            v = b->value;
+        }
+        const int64_t *c = as_const_int(v);
+        const uint64_t *u = as_const_uint(v);
+        return (c && *c > 0) || (u && *u > 0);
+    }
     bool supported(const Expr &e, std::string &why) const {
         if (e.type().is_scalar()) {
             return true; // evaluated on the scalar unit and broadcast
@@ -113,8 +122,11 @@ private:
         const Div *div = e.as<Div>();
         const Min *mn = e.as<Min>();
         const Max *mx = e.as<Max>();
-        if (div && !e.type().is_float()) {
-            why = "integer vector division";
+        if (div && !e.type().is_float() && !positive_constant(div->b)) {
+            // Halide's integer division is Euclidean, VDIV floors: the same for
+            // a positive divisor (e.g. a right shift by a constant, which Halide
+            // writes as a division by 2^k), not for a negative one.
+            why = "integer vector division by something other than a positive constant";
             return false;
         }
         Expr a, b;

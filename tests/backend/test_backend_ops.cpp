@@ -358,6 +358,27 @@ TEST_P(SoftmaxAscend, AtomicRowReductionsOnTheVectorUnit) {
 
 INSTANTIATE_TEST_SUITE_P(Types, SoftmaxAscend, ::testing::Values("fp32", "fp16"));
 
+// ---------------------------------------------------------------- int8 requantising epilogue, ascend-like
+
+// conv2d_q8's epilogue sat_int8((relu(acc + bias) * scale + 2^(shift-1)) >> shift)
+// on the vector unit: Halide writes the shift as a division by 2^shift, which
+// VDIV computes exactly (floor division; Halide's Euclidean division agrees for
+// a positive divisor). Bit-exact, and far faster than the scalar epilogue of
+// ascend_per_tap.json.
+TEST(RequantEpilogue, VectorUnitDividesByThePowerOfTwo) {
+    const ParamMap p = {{"H", "4"}, {"W", "32"}, {"CI", "32"}, {"CO", "128"}, {"K", "3"}, {"shift", "11"}};
+    const uint64_t seed = fresh_seed();
+    NpuRun vec = run_npu("conv2d_q8", p, sample_schedule("conv2d_q8/schedules/ascend_vector_epilogue.json"),
+                         "ascend-like", seed);
+    EXPECT_EQ(vec.cmp.mismatches, 0) << failure(vec);
+    EXPECT_GT(executed(vec, isa::Op::VDIV), 0u) << failure(vec);
+    EXPECT_FALSE(mentions_scalar_func(vec, "requant")) << failure(vec);
+    NpuRun scalar = run_npu("conv2d_q8", p, sample_schedule("conv2d_q8/schedules/ascend_per_tap.json"), "ascend-like",
+                            seed);
+    EXPECT_EQ(scalar.cmp.mismatches, 0) << failure(scalar);
+    EXPECT_LT(vec.report.cycles * 20, scalar.report.cycles);
+}
+
 // ---------------------------------------------------------------- gemmini-like, auto-int8
 // Both keep their vector unit in the accumulator level ACC. gemmini-like
 // multiplies int8 only and its vector unit has no fp16; auto-int8 multiplies
