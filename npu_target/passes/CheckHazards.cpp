@@ -1,6 +1,7 @@
 #include "npu_target/passes/CheckHazards.h"
 
 #include "npu_target/common/Error.h"
+#include "npu_target/passes/CreditCheck.h"
 #include "npu_target/passes/SyncAnalysis.h"
 
 namespace tessel {
@@ -9,6 +10,11 @@ nir::NpuModule check_hazards(const nir::NpuModule &m) {
     detail::SyncAnalysis s(m);
     s.check = true;
     s.mutate(m.body);
+    // The analysis takes the credit-ordered reads of multi-buffered copies as
+    // ordered; the credit protocol they rest on is checked here.
+    for (auto &v : detail::credit_protocol_violations(m)) {
+        s.violations.push_back(std::move(v));
+    }
     if (!s.violations.empty()) {
         std::string all;
         for (size_t i = 0; i < s.violations.size() && i < 5; i++) {

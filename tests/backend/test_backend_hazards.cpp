@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 using namespace tessel;
 using namespace Halide;
 using namespace Halide::Internal;
@@ -32,6 +34,44 @@ private:
         return op;
     }
 };
+
+// Removes the `nth` sync operation (0-based) matching op/event >= 1 (a credit flag).
+class DropCredit : public IRMutator {
+public:
+    DropCredit(isa::Op op, int nth) : op_(op), nth_(nth) {}
+    bool dropped = false;
+
+private:
+    isa::Op op_;
+    int nth_;
+    using IRMutator::visit;
+    Stmt visit(const Evaluate *op) override {
+        auto s = nir::as_sync(op);
+        if (!dropped && s && s->op == op_ && s->event >= 1 && nth_-- == 0) {
+            dropped = true;
+            return Evaluate::make(0);
+        }
+        return op;
+    }
+};
+
+nir::NpuModule synced_gemm_buffers(int buffers) {
+    static ArchSpec keep = load_arch("ascend-like"); // the module points at its arch
+    HalidePipeline p = build_halide_pipeline("gemm", {{"M", "32"}, {"N", "32"}, {"K", "64"}, {"dtype", "int8"}});
+    PassOptions opt;
+    opt.stop_after = "insert_sync";
+    NpuBuild b = build_npu(p, gemm_ascend_tensorized(16, 16, 16, buffers), keep, opt);
+    return b.backend.module;
+}
+
+std::string hazard_message(const nir::NpuModule &m) {
+    try {
+        check_hazards(m);
+    } catch (const tessel::InternalError &e) {
+        return e.what();
+    }
+    return "";
+}
 
 nir::NpuModule synced_gemm() {
     ArchSpec arch = load_arch("ascend-like");
@@ -65,4 +105,67 @@ TEST(HazardCheck, RejectsAMissingOrdering) {
         EXPECT_NE(msg.find("M reads A_im"), std::string::npos) << msg;
         EXPECT_NE(msg.find("write of it on MTE1 is not ordered before it"), std::string::npos) << msg;
     }
+}
+
+// The credit protocol of the double-buffered copies is checked, not trusted:
+// every credit flag insert_buffer_credits placed is needed. Removing any one
+// of them (an initial set, a wait in the loop body, a set after the last
+// read, a final wait) fails the check, naming the buffer and the rule.
+TEST(HazardCheck, CreditProtocolIsChecked) {
+    nir::NpuModule ok = synced_gemm_buffers(2);
+    EXPECT_EQ(hazard_message(ok), "");
+    int credit_flags = 0;
+    struct Count : public IRVisitor {
+        int *n;
+        using IRVisitor::visit;
+        void visit(const Evaluate *op) override {
+            auto s = nir::as_sync(op);
+            *n += s && s->event >= 1;
+        }
+    } count;
+    count.n = &credit_flags;
+    ok.body.accept(&count);
+    ASSERT_GT(credit_flags, 8) << "the schedule should double-buffer several copies";
+    int checked = 0;
+    for (isa::Op op : {isa::Op::SET_FLAG, isa::Op::WAIT_FLAG}) {
+        for (int nth = 0;; nth++) {
+            nir::NpuModule m = synced_gemm_buffers(2);
+            DropCredit drop(op, nth);
+            m.body = drop.mutate(m.body);
+            if (!drop.dropped) {
+                break;
+            }
+            std::string msg = hazard_message(m);
+            EXPECT_NE(msg.find("credits of "), std::string::npos)
+                << "dropping credit " << (op == isa::Op::SET_FLAG ? "set" : "wait") << " #" << nth
+                << " was not caught: " << msg;
+            checked++;
+        }
+    }
+    EXPECT_EQ(checked, credit_flags);
+}
+
+// A credit flag shared with another buffer's protocol is refused: the FIFO
+// pairing of sets and waits would no longer be the copy's.
+TEST(HazardCheck, CreditFlagUsedTwiceIsRefused) {
+    nir::NpuModule m = synced_gemm_buffers(2);
+    std::optional<nir::SyncOp> first;
+    struct Find : public IRVisitor {
+        std::optional<nir::SyncOp> *f;
+        using IRVisitor::visit;
+        void visit(const Evaluate *op) override {
+            auto s = nir::as_sync(op);
+            if (!*f && s && s->event >= 1 && s->op == isa::Op::SET_FLAG) {
+                *f = s;
+            }
+        }
+    } find;
+    find.f = &first;
+    m.body.accept(&find);
+    ASSERT_TRUE(first.has_value());
+    nir::SyncOp wait = *first;
+    wait.op = isa::Op::WAIT_FLAG;
+    m.body = Block::make({first->make(), wait.make(), m.body}); // an extra, balanced use of the same flag
+    std::string msg = hazard_message(m);
+    EXPECT_NE(msg.find("is used elsewhere too"), std::string::npos) << msg;
 }
