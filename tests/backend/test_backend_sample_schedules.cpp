@@ -20,6 +20,7 @@ struct SampleCase {
     std::string schedule; // under samples/
     double tol;
     bool needs_matrix;    // the schedule tensorizes: the program must have MMADs
+    bool epilogue_on_vector = false; // and its requantising epilogue runs on the vector unit (VDIV for the shift)
 };
 
 std::vector<SampleCase> sample_cases() {
@@ -28,8 +29,8 @@ std::vector<SampleCase> sample_cases() {
          "gemm/schedules/auto_int8.json", 0, true},
         {"GemmAutoInt8Fp16", "gemm", {{"M", "64"}, {"N", "256"}, {"K", "256"}, {"dtype", "fp16"}}, "auto-int8",
          "gemm/schedules/auto_int8.json", 1e-4, true},
-        {"GemmQ8Ascend", "gemm_q8", {{"M", "128"}, {"N", "128"}, {"K", "256"}, {"shift", "12"}}, "ascend-like",
-         "gemm_q8/schedules/ascend_fused.json", 0, true},
+        {"GemmQ8Ascend", "gemm_q8", {{"M", "32"}, {"N", "256"}, {"K", "256"}, {"shift", "12"}}, "ascend-like",
+         "gemm_q8/schedules/ascend_fused.json", 0, true, true},
         {"GemmQ8Gemmini", "gemm_q8", {{"M", "64"}, {"N", "128"}, {"K", "256"}, {"shift", "12"}}, "gemmini-like",
          "gemm_q8/schedules/gemmini_fused.json", 0, true},
         {"Conv3x3Ascend", "conv2d",
@@ -40,7 +41,7 @@ std::vector<SampleCase> sample_cases() {
          "conv2d/schedules/ops_ascend_1x1.json", 1e-4, true},
         {"ConvQ8Ascend", "conv2d_q8",
          {{"H", "4"}, {"W", "32"}, {"CI", "32"}, {"CO", "128"}, {"K", "3"}, {"shift", "11"}}, "ascend-like",
-         "conv2d_q8/schedules/ascend_per_tap.json", 0, true},
+         "conv2d_q8/schedules/ascend_per_tap.json", 0, true, true},
         {"DepthwiseFp16", "depthwise", {{"H", "4"}, {"W", "6"}, {"C", "128"}, {"dtype", "fp16"}}, "ascend-like",
          "depthwise/schedules/ascend_bands.json", 1e-4, false},
         {"DepthwiseInt8", "depthwise", {{"H", "4"}, {"W", "6"}, {"C", "128"}, {"dtype", "int8"}}, "ascend-like",
@@ -65,6 +66,13 @@ TEST_P(SampleSchedule, VerifiesOnItsPreset) {
     for (const auto &i : r.backend.program.code) {
         mmad += i.op == isa::Op::MMAD;
         vec += i.op >= isa::Op::VADD && i.op <= isa::Op::VREQUANT;
+    }
+    int vdiv = 0;
+    for (const auto &i : r.backend.program.code) {
+        vdiv += i.op == isa::Op::VDIV;
+    }
+    if (c.epilogue_on_vector) {
+        EXPECT_GT(vdiv, 0) << "the requantising epilogue no longer runs on the vector unit";
     }
     if (c.needs_matrix) {
         EXPECT_GT(mmad, 0) << "the schedule no longer reaches the matrix unit";
