@@ -72,7 +72,7 @@ const std::vector<BenchCase> &cases() {
         {"GEMM + requant", "gemm_q8", {{"M", "512"}, {"N", "512"}, {"K", "512"}, {"shift", "12"}}, "512x512x512",
          "ascend-like", "gemm_q8/schedules/ascend_fused.json", false, false, kGemmGoal},
         {"GEMM + requant", "gemm_q8", {{"M", "256"}, {"N", "256"}, {"K", "512"}, {"shift", "12"}}, "256x256x512",
-         "gemmini-like", "gemm_q8/schedules/gemmini_fused.json", false, false, 0, true},
+         "gemmini-like", "gemm_q8/schedules/gemmini_fused.json", false, false, 0},
         // ---- elementwise ----
         {"elementwise add", "elementwise", {{"N", "4194304"}, {"dtype", "fp16"}, {"op", "add"}}, "4M", "ascend-like",
          "elementwise/schedules/add_staged.json", false, true, kMemGoal},

@@ -32,7 +32,7 @@ std::vector<SampleCase> sample_cases() {
         {"GemmQ8Ascend", "gemm_q8", {{"M", "32"}, {"N", "256"}, {"K", "256"}, {"shift", "12"}}, "ascend-like",
          "gemm_q8/schedules/ascend_fused.json", 0, true, true},
         {"GemmQ8Gemmini", "gemm_q8", {{"M", "64"}, {"N", "128"}, {"K", "256"}, {"shift", "12"}}, "gemmini-like",
-         "gemm_q8/schedules/gemmini_fused.json", 0, true},
+         "gemm_q8/schedules/gemmini_fused.json", 0, true, true},
         {"Conv3x3Ascend", "conv2d",
          {{"H", "4"}, {"W", "32"}, {"CI", "32"}, {"CO", "128"}, {"K", "3"}, {"dtype", "fp16"}}, "ascend-like",
          "conv2d/schedules/ops_ascend_3x3.json", 1e-4, true},
