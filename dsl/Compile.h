@@ -30,6 +30,10 @@ struct CompileRequest {
     bool npu = true;                  // run the NPU backend (program, asm, tiling, lifetimes, roofline)
     std::string dump_after;           // a backend pass name or "all": keep the NPU IR after it (pass_dumps)
     bool time_passes = false;         // fill pass_times
+    /** run(): also run the scheduled pipeline on the CPU and compare it with the
+     * reference (cpu_schedule_verified). Costs one more JIT compile (~0.3-0.4 s);
+     * the IDE turns it off to refresh its views sooner. */
+    bool check_cpu_schedule = true;
 };
 
 struct PassTime {
@@ -94,6 +98,7 @@ struct RunReport {
     std::optional<std::string> binding_resource;
     std::map<std::string, double> pipes;        // pipe name -> busy %, empty = absent
     bool cpu_schedule_verified = false;         // the scheduled pipeline on the CPU equals the reference too
+    bool cpu_schedule_checked = false;          // it was run (CompileRequest::check_cpu_schedule)
     std::string sim_summary;                    // the simulator's text summary (cycles, pipes, engine edges)
     std::string trace_json;                     // Chrome/Perfetto trace (only when requested)
     std::optional<sim::SimReport> sim;          // the whole simulation report (trace events when requested)

@@ -86,7 +86,9 @@ void CompileService::startPending() {
             return;
         }
         t.restart();
-        auto report = std::make_shared<const tessel::RunReport>(tessel::run(req, 1, true));
+        tessel::CompileRequest runReq = req;
+        runReq.check_cpu_schedule = false; // the views need the NPU run and its check, not a second CPU JIT
+        auto report = std::make_shared<const tessel::RunReport>(tessel::run(runReq, 1, true));
         double runMs = t.nsecsElapsed() / 1e6;
         QMetaObject::invokeMethod(
             self.data(),

@@ -350,3 +350,26 @@ TEST(GemmSchedules, RunReportJsonHasTheStableKeys) {
     EXPECT_NE(j.find("\"cycles\": 1000"), std::string::npos) << j;
     EXPECT_NE(j.find("\"M\": 87.5"), std::string::npos) << j;
 }
+
+// The scheduled pipeline's CPU run is a check of its own (cpu_schedule_verified);
+// the IDE turns it off (one JIT compile less per edit) and the report then says
+// it was not run (null), not that it failed.
+TEST(GemmSchedules, ScheduledCpuCheckCanBeSkipped) {
+    CompileRequest r;
+    r.generator = "gemm";
+    r.params = {{"M", "64"}, {"N", "64"}, {"K", "64"}, {"dtype", "int8"}};
+    r.schedule = sample("tiled_vectorized");
+    RunReport with = run(r, 3);
+    ASSERT_TRUE(with.diagnostics.empty() || with.verified) << with.diagnostics.front().message;
+    EXPECT_TRUE(with.verified);
+    EXPECT_TRUE(with.cpu_schedule_checked);
+    EXPECT_TRUE(with.cpu_schedule_verified);
+    EXPECT_NE(run_report_json(with).find("\"cpu_schedule_verified\": true"), std::string::npos);
+    r.check_cpu_schedule = false;
+    RunReport without = run(r, 3);
+    EXPECT_TRUE(without.verified) << "the NPU result is still checked against the reference";
+    EXPECT_FALSE(without.cpu_schedule_checked);
+    EXPECT_EQ(without.cycles, with.cycles);
+    EXPECT_NE(run_report_json(without).find("\"cpu_schedule_verified\": null"), std::string::npos)
+        << run_report_json(without);
+}
