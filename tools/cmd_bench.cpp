@@ -114,7 +114,7 @@ const std::vector<BenchCase> &cases() {
         {"softmax", "softmax", {{"ROWS", "256"}, {"COLS", "1024"}, {"dtype", "fp16"}}, "256x1024", "ascend-like",
          "softmax/schedules/ascend_reduce.json", false, false, kMemGoal},
         {"LayerNorm", "layernorm", {{"ROWS", "64"}, {"COLS", "1024"}, {"dtype", "fp16"}}, "64x1024",
-         "ascend-like", "layernorm/schedules/ascend_rows.json", false, false, kMemGoal, true},
+         "ascend-like", "layernorm/schedules/ascend_reduce.json", false, false, kMemGoal, true},
         // ---- attention ----
         {"attention (flash)", "attention", {{"S", "64"}, {"L", "512"}, {"D", "64"}, {"BK", "64"}},
          "S64 L512 D64 BK64", "ascend-like", "attention/schedules/ascend_flash.json", false, false, kAttentionGoal, true,

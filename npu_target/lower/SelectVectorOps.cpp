@@ -3,6 +3,8 @@
 #include "npu_target/common/Error.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 namespace tessel {
 
@@ -287,6 +289,92 @@ private:
     std::vector<std::string> funcs_;
     using IRMutator::visit;
 
+    // Vector-typed lets (Halide's common subexpressions, e.g. (x - mean) in
+    // (x - mean)^2) are substituted into the stores that use them, so the
+    // selector sees whole expressions; a let no store needs any more goes.
+    std::map<std::string, Expr> vector_lets_; // Halide's let names are unique
+    Expr with_lets(const Expr &e) const {
+        Expr r = e;
+        if (vector_lets_.empty() || !r.defined()) {
+            return r;
+        }
+        for (int i = 0; i < 8; i++) { // nested lets refer to outer ones
+            Expr next = substitute(vector_lets_, r);
+            if (next.same_as(r)) {
+                break;
+            }
+            r = next;
+        }
+        return r;
+    }
+    Stmt visit(const LetStmt *op) override {
+        if (op->value.type().is_scalar()) {
+            return IRMutator::visit(op);
+        }
+        // Substituting moves the let's loads to each use: wrong when the body
+        // stores to a buffer the value loads (a Tuple update reading the old
+        // state.0 after storing the new one). Such a let is computed once into
+        // a scratch buffer in the vector level where it stood.
+        std::set<std::string> stored, loaded;
+        struct Names : public IRVisitor {
+            std::set<std::string> *stores, *loads;
+            using IRVisitor::visit;
+            void visit(const Store *s) override {
+                stores->insert(s->name);
+                IRVisitor::visit(s);
+            }
+            void visit(const Load *l) override {
+                loads->insert(l->name);
+                IRVisitor::visit(l);
+            }
+            void visit(const Evaluate *e) override {
+                Stmt st(e);
+                if (auto d = nir::as_dma(st)) {
+                    stores->insert(d->dst.buffer);
+                } else if (auto mm = nir::as_mmad(st)) {
+                    stores->insert(mm->c.buffer);
+                } else if (auto v = nir::as_vec(st)) {
+                    stores->insert(v->dst.buffer);
+                }
+                IRVisitor::visit(e);
+            }
+        };
+        std::set<std::string> ignored;
+        Names in_body, in_value;
+        in_body.stores = &stored;
+        in_body.loads = &ignored;
+        op->body.accept(&in_body);
+        in_value.stores = &ignored;
+        in_value.loads = &loaded;
+        op->value.accept(&in_value);
+        bool clobbered = false;
+        for (const auto &l : loaded) {
+            clobbered = clobbered || stored.count(l) > 0;
+        }
+        if (!clobbered) {
+            vector_lets_[op->name] = op->value;
+            Stmt body = mutate(op->body);
+            vector_lets_.erase(op->name);
+            return stmt_uses_var(body, op->name) ? LetStmt::make(op->name, op->value, body) : body;
+        }
+        const Type t = op->value.type();
+        const int lanes = t.lanes();
+        const std::string tmp = op->name + ".vlet";
+        nir::BufferInfo b;
+        b.name = tmp;
+        b.type = t.element_of();
+        b.elems = lanes;
+        b.level = m_.arch->vector.level;
+        m_.buffers[tmp] = b;
+        Expr index = Ramp::make(make_zero(Int(32)), make_one(Int(32)), lanes);
+        vector_lets_[op->name] = Load::make(t, tmp, index, Buffer<>(), Parameter(), const_true(lanes), ModulusRemainder());
+        Stmt body = mutate(op->body);
+        vector_lets_.erase(op->name);
+        Stmt fill = mutate(Store::make(tmp, op->value, index, Parameter(), const_true(lanes), ModulusRemainder()));
+        return Allocate::make(tmp, t.element_of(), MemoryType::Auto, {make_const(Int(32), lanes)}, const_true(),
+                              Block::make(fill, body));
+    }
+
     Stmt visit(const ProducerConsumer *op) override {
         if (op->is_producer) {
             funcs_.push_back(op->name);
@@ -394,12 +482,17 @@ private:
         return out;
     }
 
-    Stmt visit(const Store *op) override {
+    Stmt visit(const Store *store) override {
+        // Let expressions inside one expression are always safe to inline.
+        Stmt substituted =
+            Store::make(store->name, substitute_in_all_lets(with_lets(store->value)), with_lets(store->index),
+                        store->param, with_lets(store->predicate), store->alignment);
+        const Store *op = substituted.as<Store>();
         const int lanes = op->value.type().lanes();
         if (lanes == 1) {
             std::string func = funcs_.empty() ? op->name : funcs_.back();
             Stmt red = reduction(op, func);
-            return red.defined() ? red : Stmt(op);
+            return red.defined() ? red : substituted; // lets inlined: the scalar fallback cannot take vector lets
         }
         std::string func = funcs_.empty() ? op->name : funcs_.back();
         std::string why;
@@ -420,7 +513,7 @@ private:
         m_.diagnostics.push_back({BackendDiagnostic::Severity::Note,
                                   "a vector store in Func " + func + " stays scalar code: " + why,
                                   m_.schedule.provenance.count(func) ? m_.schedule.provenance.at(func) : "", func});
-        return op;
+        return substituted; // lets inlined: the scalar fallback takes no vector lets
     }
 };
 

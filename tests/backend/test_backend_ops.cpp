@@ -360,6 +360,22 @@ TEST_P(SoftmaxAscend, AtomicRowReductionsOnTheVectorUnit) {
 
 INSTANTIATE_TEST_SUITE_P(Types, SoftmaxAscend, ::testing::Values("fp32", "fp16"));
 
+// LayerNorm's statistics as vector reductions along the row: the variance's
+// (x - mean) is a vector let Halide factored out of (x - mean)^2; the selector
+// substitutes it into the reduction so the whole row runs on the vector unit.
+TEST(LayerNormAscend, AtomicStatisticsOnTheVectorUnit) {
+    const ParamMap p = {{"ROWS", "32"}, {"COLS", "1024"}, {"dtype", "fp16"}};
+    NpuRun r = run_npu("layernorm", p, sample_schedule("layernorm/schedules/ascend_reduce.json"), "ascend-like",
+                       fresh_seed(), 1e-3, 1e-3);
+    note(r);
+    EXPECT_EQ(r.cmp.mismatches, 0) << failure(r);
+    EXPECT_EQ(executed(r, isa::Op::VREDSUM), 64u) << "mean and variance, one per row\n" << failure(r);
+    EXPECT_FALSE(mentions_scalar_func(r, "var") &&
+                 std::any_of(r.backend.diagnostics.begin(), r.backend.diagnostics.end(),
+                             [](const BackendDiagnostic &d) { return d.message.find("runs as scalar code") != std::string::npos; }))
+        << failure(r);
+}
+
 // ---------------------------------------------------------------- int8 requantising epilogue, ascend-like
 
 // conv2d_q8's epilogue sat_int8((relu(acc + bias) * scale + 2^(shift-1)) >> shift)
@@ -388,6 +404,26 @@ TEST(RequantEpilogue, VectorUnitDividesByThePowerOfTwo) {
     EXPECT_TRUE(mentions_scalar_func(scalar, "requant")) << failure(scalar);
     EXPECT_EQ(scalar.cmp.mismatches, 0) << failure(scalar);
     EXPECT_LT(vec.report.cycles * 20, scalar.report.cycles);
+}
+
+// ---------------------------------------------------------------- vector lets
+
+// Attention's online-softmax state update is a Tuple update: Halide loads the
+// old state into vector lets, stores state.0, then state.1 and state.2 from the
+// same lets. Inlining a let past the store of a buffer it loads would read the
+// new state.0 (wrong results); such a let is computed once into a scratch
+// buffer where it stood (".vlet"), the others are substituted. Before, the
+// vector lets reached the scalar code generator (internal error).
+TEST(VectorLets, TupleUpdateKeepsTheOldStateAndVerifies) {
+    NpuRun r = run_npu("attention", {{"S", "32"}, {"L", "128"}, {"D", "32"}, {"BK", "64"}},
+                       sample_schedule("attention/schedules/ascend_flash.json"), "ascend-like", fresh_seed(), 1e-3,
+                       1e-3);
+    EXPECT_EQ(r.cmp.mismatches, 0) << failure(r);
+    int materialised = 0;
+    for (const auto &[name, b] : r.backend.module.buffers) {
+        materialised += name.find(".vlet") != std::string::npos;
+    }
+    EXPECT_GT(materialised, 0) << "the state's old value should be kept in a scratch buffer";
 }
 
 // ---------------------------------------------------------------- gemmini-like, auto-int8
