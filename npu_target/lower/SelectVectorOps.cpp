@@ -22,6 +22,16 @@ struct Operand {
     int32_t stride = 1;
 };
 
+// Registers a scratch buffer of `elems` elements in the vector unit's level.
+void add_scratch(nir::NpuModule &m, const std::string &name, const Type &t, int64_t elems) {
+    nir::BufferInfo b;
+    b.name = name;
+    b.type = t.element_of();
+    b.elems = elems;
+    b.level = m.arch->vector.level;
+    m.buffers[name] = b;
+}
+
 class Selector {
 public:
     Selector(nir::NpuModule &m, const std::string &func, int lanes) : m_(m), func_(func), lanes_(lanes) {}
@@ -149,12 +159,7 @@ private:
 
     Operand temp(const Type &t) {
         std::string name = func_ + ".vtmp" + std::to_string(m_.buffers.size());
-        nir::BufferInfo b;
-        b.name = name;
-        b.type = t.element_of();
-        b.elems = lanes_;
-        b.level = m_.arch->vector.level;
-        m_.buffers[name] = b;
+        add_scratch(m_, name, t, lanes_);
         temps_.emplace_back(name, t.element_of());
         Operand o;
         o.ref = {name, make_zero(Int(32))};
@@ -360,12 +365,7 @@ private:
         const Type t = op->value.type();
         const int lanes = t.lanes();
         const std::string tmp = op->name + ".vlet";
-        nir::BufferInfo b;
-        b.name = tmp;
-        b.type = t.element_of();
-        b.elems = lanes;
-        b.level = m_.arch->vector.level;
-        m_.buffers[tmp] = b;
+        add_scratch(m_, tmp, t, lanes);
         Expr index = Ramp::make(make_zero(Int(32)), make_one(Int(32)), lanes);
         vector_lets_[op->name] = Load::make(t, tmp, index, Buffer<>(), Parameter(), const_true(lanes), ModulusRemainder());
         Stmt body = mutate(op->body);
@@ -426,12 +426,7 @@ private:
         std::vector<std::string> temps;
         auto temp = [&](int64_t elems) {
             std::string name = func + ".vred" + std::to_string(m_.buffers.size());
-            nir::BufferInfo t;
-            t.name = name;
-            t.type = op->value.type().element_of();
-            t.elems = elems;
-            t.level = m_.arch->vector.level;
-            m_.buffers[name] = t;
+            add_scratch(m_, name, op->value.type(), elems);
             temps.push_back(name);
             return name;
         };
