@@ -13,42 +13,8 @@ using isa::Pipe;
 
 namespace {
 
-bool contains(const std::vector<std::string> &v, const std::string &s) {
-    return std::find(v.begin(), v.end(), s) != v.end();
-}
-
-// Pipes that write and read `buffer` anywhere in a statement.
-struct Users : public IRVisitor {
-    const nir::NpuModule &m;
-    std::string buffer;
-    std::set<Pipe> writers, readers;
-    Users(const nir::NpuModule &m, std::string b) : m(m), buffer(std::move(b)) {}
-    using IRVisitor::visit;
-    void note(const Accesses &a) {
-        if (contains(a.writes, buffer)) {
-            writers.insert(a.pipe);
-        }
-        if (contains(a.reads, buffer)) {
-            readers.insert(a.pipe);
-        }
-        if (contains(a.scalar_reads, buffer)) {
-            readers.insert(Pipe::S);
-        }
-    }
-    void visit(const Evaluate *op) override { note(accesses_of(m, op)); }
-    void visit(const Store *op) override { note(accesses_of(m, op)); }
-    void visit(const Load *op) override {
-        if (op->name == buffer) {
-            readers.insert(Pipe::S);
-        }
-        IRVisitor::visit(op);
-    }
-};
-
 bool reads_on(const nir::NpuModule &m, const Stmt &s, const std::string &buffer, Pipe r) {
-    Users u(m, buffer);
-    s.accept(&u);
-    return u.readers.count(r) > 0;
+    return buffer_users(m, s, buffer).readers.count(r) > 0;
 }
 
 struct Plan {
@@ -60,9 +26,7 @@ struct Plan {
 };
 
 bool writes_on(const nir::NpuModule &m, const Stmt &s, const std::string &buffer, Pipe w) {
-    Users u(m, buffer);
-    s.accept(&u);
-    return u.writers.count(w) > 0;
+    return buffer_users(m, s, buffer).writers.count(w) > 0;
 }
 
 // Inside the allocation of the buffer (directly in the rotation loop's body),
@@ -142,8 +106,7 @@ private:
             if (b.buffers < 2 || b.rotate_loop != op->name) {
                 continue;
             }
-            Users u(m_, b.name);
-            body.accept(&u);
+            BufferUsers u = buffer_users(m_, body, b.name);
             if (u.writers.size() != 1 || u.writers.count(Pipe::S) || u.readers.count(Pipe::S)) {
                 continue;
             }

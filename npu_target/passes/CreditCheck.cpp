@@ -31,40 +31,6 @@ std::vector<Stmt> flatten(const Stmt &s) {
     return out;
 }
 
-// Pipes that write / read `buffer` in a statement.
-struct Users : public IRVisitor {
-    const nir::NpuModule &m;
-    std::string buffer;
-    std::set<Pipe> writers, readers;
-    Users(const nir::NpuModule &m, std::string b) : m(m), buffer(std::move(b)) {}
-    using IRVisitor::visit;
-    void note(const Accesses &a) {
-        if (std::count(a.writes.begin(), a.writes.end(), buffer)) {
-            writers.insert(a.pipe);
-        }
-        if (std::count(a.reads.begin(), a.reads.end(), buffer)) {
-            readers.insert(a.pipe);
-        }
-    }
-    void visit(const Evaluate *op) override { note(accesses_of(m, op)); }
-    void visit(const Store *op) override {
-        note(accesses_of(m, op));
-        IRVisitor::visit(op);
-    }
-    void visit(const Load *op) override {
-        if (op->name == buffer) {
-            readers.insert(Pipe::S);
-        }
-        IRVisitor::visit(op);
-    }
-};
-
-Users users(const nir::NpuModule &m, const Stmt &s, const std::string &buffer) {
-    Users u(m, buffer);
-    s.accept(&u);
-    return u;
-}
-
 using FlagKey = std::tuple<Op, Pipe, Pipe, int>; // op, src (reader), dst (writer), event
 
 // Every sync operation with an event >= 1, counted; the allocation of each
@@ -149,7 +115,7 @@ std::vector<std::string> credit_protocol_violations(const nir::NpuModule &m) {
             continue;
         }
         const std::vector<Stmt> parts = flatten(site->second.alloc->body);
-        Users all = users(m, site->second.alloc->body, name);
+        BufferUsers all = buffer_users(m, site->second.alloc->body, name);
         all.writers.erase(Pipe::S);
         if (all.writers.size() != 1) {
             bad("it needs exactly one writer pipe, found " + std::to_string(all.writers.size()));
@@ -175,7 +141,7 @@ std::vector<std::string> credit_protocol_violations(const nir::NpuModule &m) {
                     }
                     continue;
                 }
-                Users u = users(m, parts[i], name);
+                BufferUsers u = buffer_users(m, parts[i], name);
                 if (u.writers.count(W) && first_write < 0) {
                     first_write = static_cast<int>(i);
                 }

@@ -69,6 +69,44 @@ Accesses accesses_of(const nir::NpuModule &m, const Stmt &leaf) {
     return a;
 }
 
+namespace {
+struct Users : public IRVisitor {
+    const nir::NpuModule &m;
+    const std::string &buffer;
+    BufferUsers u;
+    Users(const nir::NpuModule &m, const std::string &b) : m(m), buffer(b) {}
+    using IRVisitor::visit;
+    static bool has(const std::vector<std::string> &v, const std::string &x) {
+        return std::find(v.begin(), v.end(), x) != v.end();
+    }
+    void note(const Accesses &a) {
+        if (has(a.writes, buffer)) {
+            u.writers.insert(a.pipe);
+        }
+        if (has(a.reads, buffer)) {
+            u.readers.insert(a.pipe);
+        }
+        if (has(a.scalar_reads, buffer)) {
+            u.readers.insert(Pipe::S);
+        }
+    }
+    void visit(const Evaluate *op) override { note(accesses_of(m, op)); }
+    void visit(const Store *op) override { note(accesses_of(m, op)); }
+    void visit(const Load *op) override {
+        if (op->name == buffer) {
+            u.readers.insert(Pipe::S);
+        }
+        IRVisitor::visit(op);
+    }
+};
+} // namespace
+
+BufferUsers buffer_users(const nir::NpuModule &m, const Stmt &s, const std::string &buffer) {
+    Users v(m, buffer);
+    s.accept(&v);
+    return v.u;
+}
+
 nir::NpuModule insert_sync(const nir::NpuModule &m) {
     nir::NpuModule r = m;
     detail::SyncAnalysis s(r);

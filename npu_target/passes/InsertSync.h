@@ -18,6 +18,8 @@
 
 #include "npu_target/ir/NpuIR.h"
 
+#include <set>
+
 namespace tessel {
 
 nir::NpuModule insert_sync(const nir::NpuModule &m);
@@ -32,6 +34,13 @@ struct Accesses {
     std::vector<std::string> scalar_reads; // loads the front end does to compute the operands (addresses, scalars)
 };
 Accesses accesses_of(const nir::NpuModule &m, const Halide::Internal::Stmt &leaf);
+
+/** The pipes that write and read `buffer` anywhere in a statement (scalar
+ * loads and operand-address reads count as reads on S). */
+struct BufferUsers {
+    std::set<isa::Pipe> writers, readers;
+};
+BufferUsers buffer_users(const nir::NpuModule &m, const Halide::Internal::Stmt &s, const std::string &buffer);
 
 } // namespace tessel
 
