@@ -77,6 +77,7 @@ std::vector<std::string> hand_schedules(const std::string &generator, const Para
         {"conv2d", "gemmini-like", "conv2d/schedules/gemmini_int8.json"},
         {"conv2d", "auto-int8", "conv2d/schedules/auto_int8.json"},
         {"softmax", "ascend-like", "softmax/schedules/staged_vector.json"},
+        {"softmax", "ascend-like", "softmax/schedules/ascend_reduce.json"},
         {"softmax", "gemmini-like", "softmax/schedules/gemmini_fp32.json"},
         {"softmax", "auto-int8", "softmax/schedules/auto_int8.json"},
     };
