@@ -70,13 +70,32 @@ private:
     struct CountOps : public IRVisitor {
         std::map<std::string, int> counts;
         using IRVisitor::visit;
+        // A load's index is address arithmetic, not work on the data.
+        void visit(const Load *) override {}
         void visit(const Add *op) override { counts["add"]++; IRVisitor::visit(op); }
         void visit(const Sub *op) override { counts["sub"]++; IRVisitor::visit(op); }
         void visit(const Mul *op) override { counts["mul"]++; IRVisitor::visit(op); }
-        void visit(const Div *op) override { counts["div"]++; IRVisitor::visit(op); }
+        void visit(const Div *op) override {
+            // A float division by a constant is a multiplication by its
+            // reciprocal (Halide's code generators and the vector selector
+            // emit it that way).
+            const Broadcast *bc = op->b.as<Broadcast>();
+            const bool by_constant = op->type.is_float() && (as_const_float(op->b) || (bc && as_const_float(bc->value)));
+            counts[by_constant ? "mul" : "div"]++;
+            IRVisitor::visit(op);
+        }
         void visit(const Min *op) override { counts["min"]++; IRVisitor::visit(op); }
         void visit(const Max *op) override { counts["max"]++; IRVisitor::visit(op); }
-        void visit(const Cast *op) override { counts["cast"]++; IRVisitor::visit(op); }
+        // Casting the same buffer's elements at several offsets (a stencil's
+        // taps) converts each element once over the whole domain: counted once.
+        std::set<std::string> cast_loads;
+        void visit(const Cast *op) override {
+            const Load *l = op->value.as<Load>();
+            if (!l || cast_loads.insert(l->name).second) {
+                counts["cast"]++;
+            }
+            IRVisitor::visit(op);
+        }
         void visit(const Select *op) override { counts["cmpsel"]++; IRVisitor::visit(op); }
         void visit(const Call *op) override {
             if (op->name.rfind("exp_", 0) == 0) counts["exp"]++;

@@ -25,13 +25,32 @@ private:
     // The loop body as temps around vector operations, or nullopt.
     std::optional<Body> split_body(Stmt s) {
         Body b;
-        while (const Allocate *a = s.as<Allocate>()) {
-            if (a->name.find(".vtmp") == std::string::npos || a->extents.size() != 1) {
-                return std::nullopt;
+        // Scalar lets around the operations (index arithmetic Halide factored
+        // out) are substituted into them, so the loop still folds.
+        std::vector<std::pair<std::string, Expr>> lets;
+        for (;;) {
+            if (const Allocate *a = s.as<Allocate>()) {
+                if (a->name.find(".vtmp") == std::string::npos || a->extents.size() != 1) {
+                    return std::nullopt;
+                }
+                b.temps.push_back(a);
+                s = a->body;
+            } else if (const LetStmt *l = s.as<LetStmt>()) {
+                if (!l->value.type().is_scalar()) {
+                    return std::nullopt;
+                }
+                lets.emplace_back(l->name, l->value);
+                s = l->body;
+            } else {
+                break;
             }
-            b.temps.push_back(a);
-            s = a->body;
         }
+        auto inline_lets = [&](Expr e) {
+            for (auto it = lets.rbegin(); e.defined() && it != lets.rend(); ++it) {
+                e = substitute(it->first, it->second, e);
+            }
+            return e;
+        };
         std::vector<Stmt> stmts;
         std::function<bool(const Stmt &)> flat = [&](const Stmt &x) {
             if (const Block *blk = x.as<Block>()) {
@@ -46,6 +65,10 @@ private:
             if (!v || v->rows != 1 || v->op == isa::Op::VREDSUM || v->op == isa::Op::VREDMAX) {
                 return std::nullopt;
             }
+            for (nir::BufRef *r : {&v->dst, &v->a, &v->b}) {
+                r->index = inline_lets(r->index);
+            }
+            v->scalar = inline_lets(v->scalar);
             b.ops.push_back(*v);
         }
         if (b.ops.empty()) {

@@ -406,6 +406,26 @@ TEST(RequantEpilogue, VectorUnitDividesByThePowerOfTwo) {
     EXPECT_LT(vec.report.cycles * 20, scalar.report.cycles);
 }
 
+// ---------------------------------------------------------------- folding loops with lets
+
+// The blur's fused schedule: Halide puts scalar lets (row offsets) between the
+// row loop and the vector operations; they are substituted into the operands
+// so the loop still becomes the operations' repeat count (rows > 1) instead of
+// one scalar-issued instruction per row.
+TEST(FoldVectorLoops, ScalarLetsInTheLoopBodyStillFold) {
+    NpuRun r = run_npu("blur", {{"W", "128"}, {"H", "16"}, {"dtype", "fp16"}},
+                       sample_schedule("blur/schedules/ascend_fused.json"), "ascend-like", fresh_seed(), 1e-3, 1e-3);
+    EXPECT_EQ(r.cmp.mismatches, 0) << failure(r);
+    int multi_row = 0;
+    for (const auto &i : r.backend.program.code) {
+        multi_row += i.op >= isa::Op::VADD && i.op <= isa::Op::VREQUANT && i.rows > 1;
+    }
+    EXPECT_GT(multi_row, 0) << failure(r);
+    // 164 of them at this size when the lets fold (about 264 when
+    // the per-row loop stayed a scalar loop).
+    EXPECT_LE(executed(r, isa::Op::VADD) + executed(r, isa::Op::VCAST) + executed(r, isa::Op::VMULS), 180u) << failure(r);
+}
+
 // ---------------------------------------------------------------- vector lets
 
 // Attention's online-softmax state update is a Tuple update: Halide loads the
