@@ -1,5 +1,6 @@
 #include "ide/views/MainWindow.h"
 
+#include "ide/core/LibraryExport.h"
 #include "ide/core/Session.h"
 #include "ide/views/HistoryView.h"
 #include "ide/views/LifetimeView.h"
@@ -11,6 +12,10 @@
 #include "ide/views/TuneDialog.h"
 
 #include <QAction>
+#include <QFileDialog>
+#include <QFutureWatcher>
+#include <QMessageBox>
+#include <QtConcurrent>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QGroupBox>
@@ -148,6 +153,12 @@ MainWindow::MainWindow(Session *session, QWidget *parent) : QMainWindow(parent),
     menu->addAction(redo);
     menu->addSeparator();
     menu->addAction(m_tune);
+    QAction *exportAction = new QAction(tr("&Export library..."), this);
+    exportAction->setObjectName(QStringLiteral("exportLibrary"));
+    exportAction->setToolTip(tr("Compile this schedule for this generator, parameters and arch, verify it on the "
+                                "simulator and package it as libNAME.a + NAME.h (as `tessel export`)"));
+    connect(exportAction, &QAction::triggered, this, &MainWindow::exportLibrary);
+    menu->addAction(exportAction);
     QToolBar *bar = addToolBar(tr("Schedule"));
     bar->setObjectName(QStringLiteral("scheduleToolbar"));
     bar->addAction(undo);
@@ -182,6 +193,31 @@ void MainWindow::tune() {
         m_tune->setEnabled(false);
     }
     dialog->show();
+}
+
+void MainWindow::exportLibrary() {
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Export into folder"));
+    if (dir.isEmpty()) {
+        return;
+    }
+    bool ok = false;
+    const QString name = QInputDialog::getText(this, tr("Export library"), tr("Library name (also the kernel's):"),
+                                               QLineEdit::Normal, QStringLiteral("tessel_kernels"), &ok);
+    if (!ok) {
+        return;
+    }
+    const tessel::CompileRequest req = m_session->request();
+    statusBar()->showMessage(tr("exporting %1 into %2 ...").arg(name, dir));
+    auto *watcher = new QFutureWatcher<LibraryExportResult>(this);
+    connect(watcher, &QFutureWatcher<LibraryExportResult>::finished, this, [this, watcher] {
+        const LibraryExportResult r = watcher->result();
+        watcher->deleteLater();
+        statusBar()->showMessage(r.message, 15000);
+        if (!r.ok) {
+            QMessageBox::warning(this, tr("Export failed"), r.message);
+        }
+    });
+    watcher->setFuture(QtConcurrent::run([req, dir, name] { return tessel::ide::exportLibrary(req, dir, name); }));
 }
 
 void MainWindow::updateStatus() {

@@ -5,7 +5,8 @@
 // buffer lifetimes and tiling in the middle, metrics/roofline, code and
 // history on the right. Every view attaches to one Session. The Schedule menu
 // (and toolbar) has Undo/Redo and Tune (Ctrl+T: the tuner with a budget and a
-// progress dialog; the best schedule is loaded when it finishes).
+// progress dialog; the best schedule is loaded when it finishes) and Export
+// library (the edited schedule through the exporter, on a worker thread).
 
 #include <QList>
 #include <QMainWindow>
@@ -42,6 +43,8 @@ public:
 private:
     void updateStatus();
     void tune();
+    /** Schedule > Export library...: the edited schedule as a one-kernel library (ide/core/LibraryExport). */
+    void exportLibrary();
     Session *m_session;
     QAction *m_tune = nullptr;
     TimelineView *m_timeline = nullptr;
