@@ -249,9 +249,48 @@ Type halide_type_of(DType t) {
     return Type();
 }
 
+namespace {
+// The coefficient of `var` in a sum of products of constants and var-free
+// terms, read off the expression tree: exact where the simplifier cannot prove
+// (x + var) * 128 == x * 128 + 128 * var.
+std::optional<int64_t> linear_coefficient(const Expr &e, const std::string &var) {
+    if (!expr_uses_var(e, var)) {
+        return 0;
+    }
+    if (const Variable *v = e.as<Variable>()) {
+        return v->name == var ? std::optional<int64_t>(1) : std::nullopt;
+    }
+    if (const Add *a = e.as<Add>()) {
+        auto x = linear_coefficient(a->a, var), y = linear_coefficient(a->b, var);
+        return x && y ? std::optional<int64_t>(*x + *y) : std::nullopt;
+    }
+    if (const Sub *a = e.as<Sub>()) {
+        auto x = linear_coefficient(a->a, var), y = linear_coefficient(a->b, var);
+        return x && y ? std::optional<int64_t>(*x - *y) : std::nullopt;
+    }
+    if (const Mul *m = e.as<Mul>()) {
+        const int64_t *ka = as_const_int(m->a), *kb = as_const_int(m->b);
+        if (kb) {
+            auto x = linear_coefficient(m->a, var);
+            return x ? std::optional<int64_t>(*x * *kb) : std::nullopt;
+        }
+        if (ka) {
+            auto y = linear_coefficient(m->b, var);
+            return y ? std::optional<int64_t>(*y * *ka) : std::nullopt;
+        }
+    }
+    return std::nullopt;
+}
+} // namespace
+
 std::optional<int64_t> affine_coefficient(const Expr &index, const std::string &var) {
     if (!index.defined()) {
         return 0;
+    }
+    if (index.type().is_scalar() && index.type().is_int()) {
+        if (auto k = linear_coefficient(index, var)) {
+            return k;
+        }
     }
     Expr at0 = substitute(var, make_zero(Int(32)), index);
     Expr step = simplify(substitute(var, make_one(Int(32)), index) - at0); // keeps the constant alive

@@ -426,6 +426,21 @@ TEST(FoldVectorLoops, ScalarLetsInTheLoopBodyStillFold) {
     EXPECT_LE(executed(r, isa::Op::VADD) + executed(r, isa::Op::VCAST) + executed(r, isa::Op::VMULS), 180u) << failure(r);
 }
 
+// Max pooling's window loop: the input operand's index is ((y*2 + ry)*W + (x*2 + rx))*C,
+// whose coefficient in rx the simplifier cannot prove (it does not distribute the
+// *C); nir::affine_coefficient reads it off the expression tree, so the loop
+// folds into a two-row VMAX instead of one instruction per window column.
+TEST(FoldVectorLoops, WindowLoopWithAProductIndexFolds) {
+    NpuRun r = run_npu("pooling", {{"H", "4"}, {"W", "6"}, {"C", "128"}, {"op", "max"}, {"dtype", "int8"}},
+                       sample_schedule("pooling/schedules/ascend_max.json"), "ascend-like", fresh_seed());
+    EXPECT_EQ(r.cmp.mismatches, 0) << failure(r);
+    int folded = 0;
+    for (const auto &i : r.backend.program.code) {
+        folded += i.op == isa::Op::VMAX && i.rows > 1;
+    }
+    EXPECT_GT(folded, 0) << failure(r);
+}
+
 // ---------------------------------------------------------------- vector lets
 
 // Attention's online-softmax state update is a Tuple update: Halide loads the
