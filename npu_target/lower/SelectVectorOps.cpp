@@ -298,19 +298,10 @@ private:
     // (x - mean)^2) are substituted into the stores that use them, so the
     // selector sees whole expressions; a let no store needs any more goes.
     std::map<std::string, Expr> vector_lets_; // Halide's let names are unique
+    // Each entry already has the lets around it substituted (see visit(LetStmt)),
+    // so one pass resolves nested lets.
     Expr with_lets(const Expr &e) const {
-        Expr r = e;
-        if (vector_lets_.empty() || !r.defined()) {
-            return r;
-        }
-        for (int i = 0; i < 8; i++) { // nested lets refer to outer ones
-            Expr next = substitute(vector_lets_, r);
-            if (next.same_as(r)) {
-                break;
-            }
-            r = next;
-        }
-        return r;
+        return vector_lets_.empty() || !e.defined() ? e : substitute(vector_lets_, e);
     }
     Stmt visit(const LetStmt *op) override {
         if (op->value.type().is_scalar()) {
@@ -357,7 +348,7 @@ private:
             clobbered = clobbered || stored.count(l) > 0;
         }
         if (!clobbered) {
-            vector_lets_[op->name] = op->value;
+            vector_lets_[op->name] = with_lets(op->value);
             Stmt body = mutate(op->body);
             vector_lets_.erase(op->name);
             return stmt_uses_var(body, op->name) ? LetStmt::make(op->name, op->value, body) : body;

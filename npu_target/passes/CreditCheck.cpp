@@ -115,7 +115,12 @@ std::vector<std::string> credit_protocol_violations(const nir::NpuModule &m) {
             continue;
         }
         const std::vector<Stmt> parts = flatten(site->second.alloc->body);
-        BufferUsers all = buffer_users(m, site->second.alloc->body, name);
+        std::vector<BufferUsers> part_users; // once per part, for every reader below
+        BufferUsers all;
+        for (const Stmt &p : parts) {
+            part_users.push_back(buffer_users(m, p, name));
+            all.writers.insert(part_users.back().writers.begin(), part_users.back().writers.end());
+        }
         all.writers.erase(Pipe::S);
         if (all.writers.size() != 1) {
             bad("it needs exactly one writer pipe, found " + std::to_string(all.writers.size()));
@@ -141,7 +146,7 @@ std::vector<std::string> credit_protocol_violations(const nir::NpuModule &m) {
                     }
                     continue;
                 }
-                BufferUsers u = buffer_users(m, parts[i], name);
+                const BufferUsers &u = part_users[i];
                 if (u.writers.count(W) && first_write < 0) {
                     first_write = static_cast<int>(i);
                 }

@@ -2,6 +2,8 @@
 // before each run, for schedules that exercise each backend path.
 #include "tests/backend/NpuHarness.h"
 
+#include "samples/gemm/GemmSchedules.h"
+
 #include "npu_target/arch/ArchSpec.h"
 
 #include <gtest/gtest.h>
@@ -135,20 +137,7 @@ INSTANTIATE_TEST_SUITE_P(Types, BackendGemmTensorized, ::testing::Values("fp16",
 // first transfer would have to wait for the last tile's compute (a drain per
 // tile); the run is shorter than with one copy.
 TEST(BackendMultiBuffer, CopiesRotateAcrossTilesWithOddChunkCounts) {
-    auto schedule = [](int buffers) {
-        Schedule s;
-        s.func("C").tile("j", "i", "jo", "io", "ji", "ii", 32, 32);
-        s.func("acc").compute_at("C", "jo");
-        s.func("acc").update(0).split("k", "ko", "ki", 32);
-        s.func("acc").update(0).reorder({"j", "i", "ki", "ko"});
-        s.stage("A", "L1").at("acc", "ko").buffers(buffers);
-        s.stage("B", "L1").at("acc", "ko").buffers(buffers);
-        s.stage("A", "L0A").at("acc", "ko").buffers(buffers);
-        s.stage("B", "L0B").at("acc", "ko").buffers(buffers);
-        s.func("acc").accumulate_in("L0C", buffers);
-        s.func("acc").update(0).tensorize();
-        return s.spec();
-    };
+    auto schedule = [](int buffers) { return gemm_ascend_tensorized(32, 32, 32, buffers); };
     ParamMap p = {{"M", "96"}, {"N", "64"}, {"K", "96"}, {"dtype", "int8"}}; // 3 x 2 tiles, 3 k-chunks each
     uint64_t seed = fresh_seed();
     NpuRun one = run_npu("gemm", p, schedule(1), "ascend-like", seed);
