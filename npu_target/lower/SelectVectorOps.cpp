@@ -436,7 +436,7 @@ private:
             }
         }
         if (!why.empty()) {
-            user_error("Func ", func, ": its vectorized reduction (atomic + vectorize of the reduction variable) cannot run ",
+            user_error("Func ", func.substr(0, func.find('$')), ": its vectorized reduction (atomic + vectorize of the reduction variable) cannot run ",
                        "on the vector unit of ", m_.arch->name, ": ", why,
                        "; vectorize a pure variable instead or drop the atomic directive",
                        m_.schedule.provenance.count(func) ? " [directive " + m_.schedule.provenance.at(func) + "]" : "");

@@ -360,6 +360,28 @@ TEST_P(SoftmaxAscend, AtomicRowReductionsOnTheVectorUnit) {
 
 INSTANTIATE_TEST_SUITE_P(Types, SoftmaxAscend, ::testing::Values("fp32", "fp16"));
 
+// A vectorised reduction the vector unit cannot compute is a user error that
+// names the Func, the reason and the directive (gemmini-like has no fp16 vectors).
+TEST(SoftmaxAtomic, ReductionTheVectorUnitCannotTakeIsAUserError) {
+    Schedule s;
+    s.func("out").split("y", "yo", "yi", 2);
+    s.stage("in", "ACC").at("out", "yo");
+    for (const char *f : {"rowmax", "expd", "rowsum", "norm"}) {
+        s.func(f).compute_at("out", "yo");
+    }
+    s.func("rowmax").update(0).atomic().vectorize("r", 256).id("rowmax_red");
+    try {
+        run_npu("softmax", {{"ROWS", "16"}, {"COLS", "256"}, {"dtype", "fp16"}}, s.spec(), "gemmini-like", fresh_seed(),
+                1e-3, 1e-3);
+        ADD_FAILURE() << "the fp16 reduction on gemmini-like was accepted";
+    } catch (const UserError &e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("Func rowmax: its vectorized reduction"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("does not compute on float16"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("[directive rowmax_red]"), std::string::npos) << msg;
+    }
+}
+
 // LayerNorm's statistics as vector reductions along the row: the variance's
 // (x - mean) is a vector let Halide factored out of (x - mean)^2; the selector
 // substitutes it into the reduction so the whole row runs on the vector unit.
