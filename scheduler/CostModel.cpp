@@ -26,6 +26,10 @@ constexpr double kIssuePerOp = 3.0;
 // double-buffered ones; an ascend-like GEMM 88 per k chunk of 4 DMAs + 1 MMAD).
 constexpr double kMatrixIssuePerOp = 17.0;
 constexpr double kRotateIssue = 22.0; // per multi-buffered conv2d copy per tap
+// conv2d with resident weights: per (tap, row) the input row's copy and the
+// MMAD; per band the input band's and the write-back's DMAs and the loop around.
+constexpr double kConvResidentIssuePerStep = 34.0;
+constexpr double kConvResidentIssuePerBand = 210.0;
 // Softmax (read off the compiled code): each row of a band runs about 42
 // scalar instructions for expd and as many for norm (addresses, the row
 // statistic's load and broadcast), a band about 90 more; a band copied in by
@@ -33,13 +37,18 @@ constexpr double kRotateIssue = 22.0; // per multi-buffered conv2d copy per tap
 // and a store per element, plus loop control.
 constexpr double kSoftmaxScalarPerRow = 84.0;
 constexpr double kSoftmaxScalarPerBand = 90.0;
-constexpr double kScalarCopyInstrPerElement = 8.0;
+constexpr double kScalarCopyInstrPerElement = 18.0; // auto-int8: 72,781 instructions for 4,096 elements
+constexpr double kScalarCopyRotateInstr = 6.0;      // per element, per double-buffered side of the copy
+// With the row reductions along the row (row_reduce) about 40 per row (the
+// chunks' loops fold into repeats).
+constexpr double kRowReduceScalarPerRow = 40.0;
 
 struct Stage {
     std::string name, pipe;
     double t = 0;      // cycles per iteration
     double lat = 0;    // visible this long after the end
     int buffers = 2;   // copies of the buffer it hands to the next stage
+    int release = 1;   // the stage that frees a copy: the next one (1), or a later reader (2, ...)
 };
 
 struct PipeResult {
@@ -49,10 +58,10 @@ struct PipeResult {
 };
 
 // Iteration t of stage s starts after stage s-1's iteration t is visible, after
-// its own iteration t-1, and after stage s+1 released the copy it overwrites
-// (iteration t - buffers; a DMA releases its source when complete, latency
-// included, as the simulator's flags fire). Simulated for a window,
-// extrapolated linearly.
+// its own iteration t-1, and after the stage that frees the copy it overwrites
+// (s+1, or a later reader: Stage::release) completed iteration t - buffers (a
+// DMA releases its source when complete, latency included, as the simulator's
+// flags fire). Simulated for a window, extrapolated linearly.
 PipeResult run_pipeline(const std::vector<Stage> &st, int64_t iters, int bar_iters) {
     PipeResult r;
     if (st.empty() || iters <= 0) {
@@ -67,8 +76,9 @@ PipeResult run_pipeline(const std::vector<Stage> &st, int64_t iters, int bar_ite
             if (s > 0) {
                 start = std::max(start, end[s - 1][t] + st[s - 1].lat);
             }
-            if (s + 1 < n && t - st[s].buffers >= 0) {
-                start = std::max(start, end[s + 1][t - st[s].buffers] + st[s + 1].lat);
+            const size_t freer = std::min(n - 1, s + static_cast<size_t>(std::max(1, st[s].release)));
+            if (freer > s && t - st[s].buffers >= 0) {
+                start = std::max(start, end[freer][t - st[s].buffers] + st[freer].lat);
             }
             end[s][t] = start + st[s].t;
             if (t < bar_iters) {
@@ -257,16 +267,31 @@ Prediction predict_softmax(const SearchSpace &space, const Candidate &c, int bar
     const int64_t bands = p.rows / c.tile_m / c.cores;
     const int64_t band_bytes = c.tile_m * p.length * s;
     const MemoryLevel *lv = a.find_level(vl);
+    std::vector<Stage> stages;
     Stage load{"load band (GM->" + vl + ")", dma_pipe(a, "GM", vl), 0, dma_latency(a, "GM", vl), c.op_buffers};
     if (a.engine_for("GM", vl)) {
         load.t = dma_cycles(a, "GM", vl, 1, band_bytes, band_bytes, 0.0, c.cores);
     } else {
+        // Copied in by scalar code, element by element: a load from GM, or from
+        // the level the band was staged into by DMA first (via_level).
+        const MemoryLevel *from = gm;
+        if (c.via_level > 0) {
+            const std::string &mid = space.softmax_mid_levels().at(c.via_level - 1);
+            from = a.find_level(mid);
+            stages.push_back({"load band (GM->" + mid + ")", dma_pipe(a, "GM", mid),
+                              dma_cycles(a, "GM", mid, 1, band_bytes, band_bytes, 0.0, c.cores),
+                              dma_latency(a, "GM", mid), c.mid_buffers});
+        }
         load.name = "copy band in (scalar code)";
         load.pipe = a.scalar.pipe;
         load.lat = 0;
-        load.t = R * C * ((gm ? gm->latency : 0) + (lv ? lv->latency : 0) +
-                          kScalarCopyInstrPerElement * a.scalar.issue_cycles);
+        // A double-buffered source or destination costs address arithmetic per element.
+        const int rotating = (c.op_buffers > 1 ? 1 : 0) + (c.via_level > 0 && c.mid_buffers > 1 ? 1 : 0);
+        load.t = R * C * ((from ? from->latency : 0) + (lv ? lv->latency : 0) +
+                          (kScalarCopyInstrPerElement + kScalarCopyRotateInstr * rotating) * a.scalar.issue_cycles);
     }
+    load.release = 2; // expd, in the second vector stage, reads the band last
+    stages.push_back(load);
     auto reps = [&](double lanes) { return std::ceil(lanes * 4 / a.vector.bytes_per_repeat); };
     // One repeat of an op: its cost plus the bank conflicts of what it reads:
     // `dense` operands of `lanes` fp32 lanes, and optionally one operand of
@@ -285,34 +310,131 @@ Prediction predict_softmax(const SearchSpace &space, const Candidate &c, int bar
         }
         return static_cast<double>(a.vector.cycles_for(key)) + extra;
     };
-    const double col_reps = reps(R); // one column of the band (R lanes of fp32)
-    double v = col_reps * op("default", 0, R, 0);                                         // rowmax = lowest
-    if (cast) {
-        v += C * col_reps * (op("cast", 0, R, p.length * s) + op("max", 2, R, 0));        // cast down the columns, max
-    } else {
-        v += C * col_reps * op("max", 1, R, p.length * 4);
-    }
     const double row_reps = (C / c.vector) * reps(c.vector); // a row in vectors of c.vector lanes
     const double w = c.vector;
-    v += R * row_reps * ((cast ? op("cast", 1, w, 0) : 0) + op("default", 0, w, 0) + op("sub", 2, w, 0) +
-                         op("exp", 1, w, 0));                                             // expd
-    v += col_reps * op("default", 0, R, 0) + C * col_reps * op("add", 1, R, p.length * 4); // rowsum
-    v += R * row_reps * (op("default", 0, w, 0) + op("div", 2, w, 0) + (cast ? op("cast", 1, w, 0) : 0)); // norm
-    const double issue = (R * kSoftmaxScalarPerRow + kSoftmaxScalarPerBand) * a.scalar.issue_cycles;
-    Stage vec{"vector (" + vl + ")", a.vector.pipe, std::max(v, issue), 0, 1};
-    if (issue > v) {
-        vec.name = "scalar issue";
-        vec.pipe = a.scalar.pipe;
+    // Two vector stages, as the simulator overlaps them: rowmax, which may run
+    // while the previous band's store is in flight, then expd, rowsum and norm,
+    // which wait for that store (norm's buffer is single).
+    double v1 = 0, v2 = 0;
+    if (c.row_reduce) {
+        // Per row and chunk of w: (the cast and) a VREDMAX of the chunk, then a
+        // one-element max into rowmax; a VREDSUM of expd's chunk and a one-element add.
+        const double chunks = C / w;
+        v1 += R * (row_reps * ((cast ? op("cast", 1, w, 0) : 0) + op("max", 1, w, 0)) + chunks * op("max", 2, 1, 0));
+        v2 += R * (row_reps * op("add", 1, w, 0) + chunks * op("add", 2, 1, 0));
+    } else {
+        const double col_reps = reps(R); // one column of the band (R lanes of fp32)
+        v1 += col_reps * op("default", 0, R, 0);                                        // rowmax = lowest
+        if (cast) {
+            v1 += C * col_reps * (op("cast", 0, R, p.length * s) + op("max", 2, R, 0)); // cast down the columns, max
+        } else {
+            v1 += C * col_reps * op("max", 1, R, p.length * 4);
+        }
+        v2 += col_reps * op("default", 0, R, 0) + C * col_reps * op("add", 1, R, p.length * 4); // rowsum
     }
+    v2 += R * row_reps * ((cast ? op("cast", 1, w, 0) : 0) + op("default", 0, w, 0) + op("sub", 2, w, 0) +
+                          op("exp", 1, w, 0));                                             // expd
+    v2 += R * row_reps * (op("default", 0, w, 0) + op("div", 2, w, 0) + (cast ? op("cast", 1, w, 0) : 0)); // norm
+    const double issue = (R * (c.row_reduce ? kRowReduceScalarPerRow : kSoftmaxScalarPerRow) + kSoftmaxScalarPerBand) *
+                         a.scalar.issue_cycles;
+    // The scalar unit issues both stages' instructions (shared in proportion).
+    auto vstage = [&](const std::string &what, double v, double issue_share) {
+        Stage st{what + " (" + vl + ")", a.vector.pipe, std::max(v, issue_share), 0, 1};
+        if (issue_share > v) {
+            st.name = what + ": scalar issue";
+            st.pipe = a.scalar.pipe;
+        }
+        return st;
+    };
     Stage store{"store band (" + vl + "->GM)", dma_pipe(a, vl, "GM"),
                 dma_cycles(a, vl, "GM", 1, band_bytes, band_bytes, 0.0, c.cores), dma_latency(a, vl, "GM"), 1};
-    PipeResult pr = run_pipeline({load, vec, store}, bands, bar_iters);
+    stages.push_back(vstage("rowmax", v1, issue * v1 / (v1 + v2)));
+    stages.push_back(vstage("expd, rowsum, norm", v2, issue * v2 / (v1 + v2)));
+    stages.push_back(store);
+    PipeResult pr = run_pipeline(stages, bands, bar_iters);
     out.cycles = pr.total;
     out.bound = pr.bound;
     out.timeline = pr.bars;
-    for (const Stage &st : {load, vec, store}) {
+    for (const Stage &st : stages) {
         out.stages.push_back(stage_time(st, "band", bands));
     }
+    return out;
+}
+
+// A chunk's copies run ahead of their consumer by at most the buffers, and by
+// no more chunks than the engine keeps descriptors in flight (auto-int8's
+// CDMA: 2, one chunk's A and B), `dmas` copies per chunk.
+int dma_ahead(const ArchSpec &a, const std::string &src, const std::string &dst, int buffers, int dmas) {
+    const DmaEngine *e = a.engine_for(src, dst);
+    return e && e->max_outstanding > 0 ? std::max(1, std::min(buffers, e->max_outstanding / dmas)) : buffers;
+}
+
+// One m x k x n product on the matrix unit: a cycle per fractal, plus the fill
+// and drain when single-buffered operands keep the MMADs from running back to back.
+Stage mmad_stage(const ArchSpec &a, DType t, int64_t m, int64_t k, int64_t n, int op_buffers) {
+    const MatrixUnit &mu = a.matrix;
+    const MatrixShape &f = mu.shapes.at(t);
+    const double fractals = std::ceil(static_cast<double>(m) / f.m0) * std::ceil(static_cast<double>(k) / f.k0) *
+                            std::ceil(static_cast<double>(n) / f.n0);
+    return {"mmad " + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n), mu.pipe,
+            fractals + (op_buffers == 1 ? mu.fill_drain_cycles : 0), static_cast<double>(mu.latency), 1};
+}
+
+// conv2d with resident weights (Candidate::band): all weights GM -> mid level
+// once before the first band; per band of B output rows the input band (B + 2
+// rows) GM -> mid, then per tap and row the input row mid -> a level and the
+// product (W pixels x CI) * (CI x CO), per tap the weights mid -> b level
+// (shared by the band's rows), and the band's accumulator back to GM.
+Prediction predict_conv_resident(const SearchSpace &space, const Candidate &c, int bar_iters) {
+    const Problem &p = space.problem();
+    const ArchSpec &a = p.arch;
+    const MatrixUnit &mu = a.matrix;
+    const std::string &mid = space.mid_level();
+    const int sa = dtype_bytes(p.in_t), sacc = dtype_bytes(p.acc_t);
+    const int64_t bands = p.rows / c.band * p.batch;
+    const int64_t steps = bands * p.taps * c.band; // (tap, row) pairs
+    const int64_t w_bytes = p.taps * p.K * p.N * sa;
+    const double preload = dma_cycles(a, "GM", mid, 1, w_bytes, w_bytes, 0, 1) + dma_latency(a, "GM", mid);
+    const int64_t row_bytes = p.M * p.K * sa, tap_w = p.K * p.N * sa;
+    Stage l0{"load input row, tap weights (" + mid + "->" + mu.a_level + "," + mu.b_level + ")",
+             dma_pipe(a, mid, mu.a_level), 0, dma_latency(a, mid, mu.a_level),
+             dma_ahead(a, mid, mu.a_level, c.op_buffers, 1)}; // the tap weights: one copy per band rows
+    l0.t = dma_cycles(a, mid, mu.a_level, 1, row_bytes, row_bytes, 0, 1) +
+           dma_cycles(a, mid, mu.b_level, 1, tap_w, tap_w, 0, 1) / static_cast<double>(c.band);
+    const std::vector<Stage> inner = {l0, mmad_stage(a, p.in_t, p.M, p.K, p.N, c.op_buffers)};
+    PipeResult stream = run_pipeline(inner, steps, bar_iters);
+    const int64_t in_row = (p.M + 2) * p.K * sa;
+    const double reread = 2.0 / static_cast<double>(c.band + 2); // the rows shared with the band before
+    Stage load{"load input band (GM->" + mid + ")", dma_pipe(a, "GM", mid),
+               dma_cycles(a, "GM", mid, c.band + 2, in_row, in_row, reread, 1), dma_latency(a, "GM", mid, reread),
+               c.mid_buffers};
+    Stage compute{"tap and row loop", mu.pipe, stream.period * static_cast<double>(p.taps * c.band), 0,
+                  c.acc_buffers};
+    const int64_t out_bytes = c.band * p.M * p.N * sacc;
+    Stage wb{"write back band (" + mu.c_level + "->GM)", dma_pipe(a, mu.c_level, "GM"),
+             dma_cycles(a, mu.c_level, "GM", 1, out_bytes, out_bytes, 0, 1), dma_latency(a, mu.c_level, "GM"), 1};
+    PipeResult outer = run_pipeline({load, compute, wb}, bands, 0);
+    // Scalar issue (read off the simulator's counts): about 34 instructions per
+    // (tap, row) (the input row's copy and the MMAD), 210 per band, 20 more per
+    // multi-buffered copy (the copy index from the loops around it), 6 and 5
+    // more per (tap, row) with a double-buffered input band or accumulator.
+    const double copies = static_cast<double>(steps + bands * p.taps);
+    const double issue =
+        a.scalar.issue_cycles * (static_cast<double>(steps) * (kConvResidentIssuePerStep + (c.mid_buffers > 1 ? 6 : 0) +
+                                                               (c.acc_buffers > 1 ? 5 : 0)) +
+                                 static_cast<double>(bands) * kConvResidentIssuePerBand +
+                                 (c.op_buffers > 1 ? kRotateIssue * copies : 0));
+    Prediction out;
+    out.cycles = preload + std::max({outer.total + stream.fill, stream.total, issue});
+    out.bound = issue >= std::max(outer.total + stream.fill, stream.total) ? "scalar issue" : outer.bound;
+    out.stages.push_back({"load weights (GM->" + mid + ")", dma_pipe(a, "GM", mid), "kernel", preload, 1, preload});
+    out.stages.push_back(stage_time(load, "band", bands));
+    for (const Stage &st : inner) {
+        out.stages.push_back(stage_time(st, "tap x row", steps));
+    }
+    out.stages.push_back(stage_time(wb, "band", bands));
+    out.stages.push_back({"scalar issue", a.scalar.pipe, "tap x row", issue / static_cast<double>(steps), steps, issue});
+    out.timeline = stream.bars;
     return out;
 }
 
@@ -358,15 +480,10 @@ Prediction predict_gemm(const SearchSpace &space, const Candidate &c, int bar_it
         wb_src = ub;
     } else {
         const MatrixUnit &mu = a.matrix;
-        const MatrixShape &f = mu.shapes.at(p.in_t);
         const std::string first_a = c.via_mid ? space.mid_level() : mu.a_level;
         const std::string first_b = c.via_mid ? space.mid_level() : mu.b_level;
-        // A chunk's copies run ahead of the matrix unit by at most the buffers,
-        // and by no more chunks than the engine keeps descriptors in flight
-        // (auto-int8's CDMA: 2, one chunk's A and B).
         auto ahead = [&](const std::string &src, const std::string &dst, int buffers, int dmas) {
-            const DmaEngine *e = a.engine_for(src, dst);
-            return e && e->max_outstanding > 0 ? std::max(1, std::min(buffers, e->max_outstanding / dmas)) : buffers;
+            return dma_ahead(a, src, dst, buffers, dmas);
         };
         Stage load{"load " + std::string(c.a_panel ? "B" : "A,B") + " chunk (GM->" + first_b + ")",
                    dma_pipe(a, "GM", first_b), 0,
@@ -388,12 +505,7 @@ Prediction predict_gemm(const SearchSpace &space, const Candidate &c, int bar_it
                    dma_cycles(a, mid, mu.b_level, c.k_chunk, c.tile_n * sa, c.tile_n * sa, 0, c.cores);
             inner.push_back(l0);
         }
-        const double fractals = std::ceil(static_cast<double>(c.tile_m) / f.m0) *
-                                std::ceil(static_cast<double>(c.k_chunk) / f.k0) *
-                                std::ceil(static_cast<double>(c.tile_n) / f.n0);
-        Stage mm{"mmad " + std::to_string(c.tile_m) + "x" + std::to_string(c.k_chunk) + "x" + std::to_string(c.tile_n),
-                 mu.pipe, fractals + (c.op_buffers == 1 ? mu.fill_drain_cycles : 0), static_cast<double>(mu.latency), 1};
-        inner.push_back(mm);
+        inner.push_back(mmad_stage(a, p.in_t, c.tile_m, c.k_chunk, c.tile_n, c.op_buffers));
         wb_src = mu.c_level;
     }
     PipeResult stream = run_pipeline(inner, tiles * chunks, bar_iters);
@@ -458,6 +570,9 @@ Prediction predict(const SearchSpace &space, const Candidate &c, int timeline_it
     }
     if (space.problem().op == OpKind::Softmax) {
         return predict_softmax(space, c, timeline_iters);
+    }
+    if (c.band > 0) {
+        return predict_conv_resident(space, c, timeline_iters);
     }
     return predict_gemm(space, c, timeline_iters); // gemm and conv2d
 }

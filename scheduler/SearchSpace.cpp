@@ -69,6 +69,14 @@ std::vector<int64_t> thin(const std::vector<int64_t> &v, size_t keep) {
     return out;
 }
 
+// A stage's buffer count (written only when above 1, as in the hand schedules) and id.
+void staged(StageSchedule st, int buffers, const std::string &id) {
+    if (buffers > 1) {
+        st.buffers(buffers);
+    }
+    st.id(id);
+}
+
 } // namespace
 
 std::vector<int64_t> divisors_multiple_of(int64_t n, int64_t step, int64_t max_value) {
@@ -143,17 +151,16 @@ Problem make_problem(const std::string &generator, const ParamMap &given, const 
                     generator + "'");
 }
 
-bool Candidate::operator==(const Candidate &o) const {
-    return std::tie(path, tile_n, tile_m, k_chunk, via_mid, a_panel, mid_buffers, op_buffers, acc_buffers, vector,
-                    cores) == std::tie(o.path, o.tile_n, o.tile_m, o.k_chunk, o.via_mid, o.a_panel, o.mid_buffers,
-                                       o.op_buffers, o.acc_buffers, o.vector, o.cores);
+namespace {
+auto choices(const Candidate &c) {
+    return std::tie(c.path, c.tile_n, c.tile_m, c.k_chunk, c.via_mid, c.a_panel, c.mid_buffers, c.op_buffers,
+                    c.acc_buffers, c.vector, c.cores, c.band, c.row_reduce, c.via_level);
 }
+} // namespace
 
-bool Candidate::operator<(const Candidate &o) const {
-    return std::tie(path, tile_n, tile_m, k_chunk, via_mid, a_panel, mid_buffers, op_buffers, acc_buffers, vector,
-                    cores) < std::tie(o.path, o.tile_n, o.tile_m, o.k_chunk, o.via_mid, o.a_panel, o.mid_buffers,
-                                      o.op_buffers, o.acc_buffers, o.vector, o.cores);
-}
+bool Candidate::operator==(const Candidate &o) const { return choices(*this) == choices(o); }
+
+bool Candidate::operator<(const Candidate &o) const { return choices(*this) < choices(o); }
 
 std::string Candidate::describe() const {
     std::ostringstream os;
@@ -162,13 +169,19 @@ std::string Candidate::describe() const {
         return os.str();
     }
     if (tile_m > 0 && tile_n == 0) {
-        os << " band " << tile_m << " rows"; // softmax
+        os << " band " << tile_m << " rows" << (row_reduce ? " row-reduce" : ""); // softmax
+        if (via_level > 0) {
+            os << " via level " << via_level << " x" << mid_buffers;
+        }
     } else if (tile_m > 0) {
         os << " " << tile_m << "x" << tile_n << " k" << k_chunk;
     } else {
         os << " tile " << tile_n;
     }
     if (path == Path::Matrix) {
+        if (band > 0) {
+            os << " weights resident, bands of " << band << " rows";
+        }
         if (via_mid) {
             os << (a_panel ? " Apanel" : "") << " mid x" << mid_buffers;
         }
@@ -219,6 +232,22 @@ SearchSpace::SearchSpace(Problem p) : p_(std::move(p)) {
                 vec_.push_back(w);
             }
         }
+        // The row_reduce form (atomic + vectorize of the reduction variable: a
+        // VREDMAX/VREDSUM per chunk of a row): a band may be one row; chunks
+        // are whole repeats of fp32 up to the row.
+        rrows_ = thin(divisors_multiple_of(p_.rows, 1, 256), 9);
+        for (int64_t w : divisors_multiple_of(p_.length, lanes, 4096)) {
+            rvec_.push_back(static_cast<int>(w));
+        }
+        // No engine into the vector level: the band can first be staged by DMA
+        // into a level closer to the scalar unit than GM (auto-int8: SRAM, CBUF).
+        if (!a.engine_for("GM", vl)) {
+            for (const MemoryLevel &l : a.memories) {
+                if (!l.off_chip && l.name != vl && a.engine_for("GM", l.name)) {
+                    sm_mids_.push_back(l.name);
+                }
+            }
+        }
         vector_ok_ = vector_ok_ && !vtm_.empty() && !vec_.empty();
         if (vector_ok_) {
             paths_.push_back(Path::Vector);
@@ -255,6 +284,9 @@ SearchSpace::SearchSpace(Problem p) : p_(std::move(p)) {
         tm_.erase(std::remove(tm_.begin(), tm_.end(), 1), tm_.end()); // a one-pixel x loop vanishes: no matmul nest
         tn_ = thin(divisors_multiple_of(p_.N, s.n0, 512), 6);
         tk_ = {p_.K};
+        if (!mid_.empty()) {
+            bands_ = thin(divisors_multiple_of(p_.rows, 1, 64), 5); // the resident-weights form
+        }
         cores_ = {1};
         paths_ = {Path::Matrix, Path::Naive};
         return;
@@ -329,14 +361,18 @@ std::map<std::string, int64_t> SearchSpace::footprint(const Candidate &c) const 
     if (p_.op == OpKind::Softmax) {
         const std::string &vl = a.vector.level;
         const int64_t band = c.tile_m * p_.length;
+        if (c.via_level > 0) {
+            add(sm_mids_.at(c.via_level - 1), band * sa, c.mid_buffers);
+        }
         add(vl, band * sa, c.op_buffers);  // the staged input
-        if (p_.in_t != DType::FP32) {
+        if (p_.in_t != DType::FP32 && !c.row_reduce) {
             add(vl, band * 4, 1);          // the row max's cast of the band (scratch)
         }
         add(vl, band * 4, 1);              // expd
         add(vl, band * sa, 1);             // norm (leaves as out)
         add(vl, c.tile_m * 4, 2);          // rowmax, rowsum
-        add(vl, std::max<int64_t>(p_.length, c.vector) * 4, 3); // a row's scratch (cast, broadcast, difference)
+        // a row's scratch (cast, broadcast, difference; row_reduce: the cast row, the chunk's reduction)
+        add(vl, std::max<int64_t>(p_.length, c.vector) * 4, c.row_reduce ? 4 : 3);
         return f;
     }
     const int64_t a_chunk = c.tile_m * c.k_chunk * sa, b_chunk = c.k_chunk * c.tile_n * sa;
@@ -350,6 +386,17 @@ std::map<std::string, int64_t> SearchSpace::footprint(const Candidate &c) const 
         return f;
     }
     const MatrixUnit &mu = a.matrix;
+    if (c.band > 0) {
+        // conv2d, resident weights: all taps' weights and an input band (band + 2
+        // rows of W + 2 pixels) in the mid level; per tap and row one input row in
+        // the a level, per tap the weights in the b level; the band's accumulator.
+        add(mid_, p_.taps * p_.K * p_.N * sa, 1);
+        add(mid_, (c.band + 2) * (p_.M + 2) * p_.K * sa, c.mid_buffers);
+        add(mu.a_level, p_.M * p_.K * sa, c.op_buffers);
+        add(mu.b_level, p_.K * p_.N * sa, c.op_buffers);
+        add(mu.c_level, c.band * p_.M * p_.N * sacc, c.acc_buffers);
+        return f;
+    }
     if (c.via_mid) {
         if (c.a_panel) {
             add(mid_, c.tile_m * p_.K * sa, 1);
@@ -395,20 +442,37 @@ bool SearchSpace::legal(const Candidate &c, std::string *why) const {
             return fail("vector wider than the tile, or tiles not divisible among cores");
         }
     } else if (p_.op == OpKind::Softmax) {
-        if (!in(vtm_, c.tile_m) || !in(vec_, c.vector) || c.tile_n != 0 || c.k_chunk != 0 || c.via_mid ||
-            c.a_panel || c.mid_buffers != 1 || c.acc_buffers != 1) {
+        if (!in(c.row_reduce ? rrows_ : vtm_, c.tile_m) || !in(c.row_reduce ? rvec_ : vec_, c.vector) ||
+            c.tile_n != 0 || c.k_chunk != 0 || c.via_mid || c.a_panel || c.acc_buffers != 1 || c.band != 0) {
             return fail("not a softmax choice");
+        }
+        if (c.via_level < 0 || c.via_level > static_cast<int>(sm_mids_.size()) ||
+            (c.via_level == 0 && c.mid_buffers != 1)) {
+            return fail("the band is staged through another level only where no engine copies GM into " +
+                        p_.arch.vector.level);
         }
         if ((p_.rows / c.tile_m) % c.cores != 0) {
             return fail("bands not divisible among cores");
         }
+    } else if (c.row_reduce || c.via_level != 0) {
+        return fail("row_reduce and via_level are softmax choices");
     } else if (c.path == Path::Vector) {
+        if (c.band != 0) {
+            return fail("bands with resident weights are a conv2d matrix-path choice");
+        }
         if (!in(vtn_, c.tile_n) || !in(vtm_, c.tile_m) || !in(vtk_, c.k_chunk) || !in(vec_, c.vector) || c.via_mid ||
             c.a_panel || c.mid_buffers != 1 || c.acc_buffers != 1) {
             return fail("not a vector-path choice");
         }
         if (c.tile_n % c.vector != 0 || (p_.M / c.tile_m) % c.cores != 0) {
             return fail("vector width does not divide the tile, or tile rows not divisible among cores");
+        }
+    } else if (c.band != 0) {
+        if (p_.op != OpKind::Conv2d || !in(bands_, c.band)) {
+            return fail("bands with resident weights are a conv2d choice where a mid level holds the weights");
+        }
+        if (c.tile_m != p_.M || c.tile_n != p_.N || c.k_chunk != p_.K || !c.via_mid || c.a_panel || c.vector != 0) {
+            return fail("resident weights go with whole output rows and all channels, through " + mid_);
         }
     } else {
         if (!in(tn_, c.tile_n) || !in(tm_, c.tile_m) || !in(tk_, c.k_chunk) || c.vector != 0) {
@@ -453,17 +517,25 @@ std::vector<Candidate> SearchSpace::enumerate(size_t limit) const {
     };
     if (p_.op == OpKind::Elementwise || p_.op == OpKind::Softmax) {
         // One size (elementwise: the tile; softmax: the band's rows), input buffers, vector width, cores.
+        // Softmax also: the row_reduce form, and the level a band is staged through.
         const bool ew = p_.op == OpKind::Elementwise;
         if (std::find(paths_.begin(), paths_.end(), Path::Vector) != paths_.end()) {
-            for (int64_t size : ew ? len_ : vtm_) {
-                for (int b : {1, 2}) {
-                    for (int w : vec_) {
-                        for (int cores : cores_) {
-                            Candidate c;
-                            c.path = Path::Vector;
-                            (ew ? c.tile_n : c.tile_m) = size;
-                            c.op_buffers = b, c.vector = w, c.cores = cores;
-                            push(c);
+            for (bool rr : ew ? std::vector<bool>{false} : std::vector<bool>{false, true}) {
+                for (int via = 0; via <= (ew ? 0 : static_cast<int>(sm_mids_.size())); via++) {
+                    for (int mb = 1; mb <= (via > 0 ? 2 : 1); mb++) {
+                        for (int64_t size : ew ? len_ : (rr ? rrows_ : vtm_)) {
+                            for (int b : {1, 2}) {
+                                for (int w : rr ? rvec_ : vec_) {
+                                    for (int cores : cores_) {
+                                        Candidate c;
+                                        c.path = Path::Vector;
+                                        (ew ? c.tile_n : c.tile_m) = size;
+                                        c.op_buffers = b, c.vector = w, c.cores = cores;
+                                        c.row_reduce = rr, c.via_level = via, c.mid_buffers = mb;
+                                        push(c);
+                                    }
+                                }
+                            }
                         }
                     }
                 }
@@ -473,6 +545,19 @@ std::vector<Candidate> SearchSpace::enumerate(size_t limit) const {
             push(naive());
         }
         return out;
+    }
+    for (int64_t band : bands_) { // conv2d: resident weights, whole rows
+        for (int mb : {1, 2}) {
+            for (int ob : {1, 2}) {
+                for (int accb : {1, 2}) {
+                    Candidate c;
+                    c.path = Path::Matrix;
+                    c.tile_m = p_.M, c.tile_n = p_.N, c.k_chunk = p_.K, c.band = band, c.via_mid = true;
+                    c.mid_buffers = mb, c.op_buffers = ob, c.acc_buffers = accb;
+                    push(c);
+                }
+            }
+        }
     }
     for (Path path : paths_) {
         if (path == Path::Naive) {
@@ -537,11 +622,18 @@ Candidate SearchSpace::random(std::mt19937_64 &rng) const {
             c.tile_n = pick(len_, rng);
             c.vector = pick(vec_, rng);
         } else if (p_.op == OpKind::Softmax) {
-            c.tile_m = pick(vtm_, rng);
-            c.vector = pick(vec_, rng);
+            c.row_reduce = !rvec_.empty() && rng() % 2 == 0;
+            c.tile_m = pick(c.row_reduce ? rrows_ : vtm_, rng);
+            c.vector = pick(c.row_reduce ? rvec_ : vec_, rng);
+            c.via_level = static_cast<int>(rng() % (sm_mids_.size() + 1));
+            c.mid_buffers = c.via_level > 0 ? 1 + static_cast<int>(rng() % 2) : 1;
         } else if (c.path == Path::Vector) {
             c.tile_m = pick(vtm_, rng), c.tile_n = pick(vtn_, rng), c.k_chunk = pick(vtk_, rng);
             c.vector = pick(vec_, rng);
+        } else if (!bands_.empty() && rng() % 2 == 0) { // conv2d, resident weights
+            c.tile_m = p_.M, c.tile_n = p_.N, c.k_chunk = p_.K, c.band = pick(bands_, rng), c.via_mid = true;
+            c.mid_buffers = 1 + static_cast<int>(rng() % 2);
+            c.acc_buffers = 1 + static_cast<int>(rng() % 2);
         } else {
             c.tile_m = pick(tm_, rng), c.tile_n = pick(tn_, rng), c.k_chunk = pick(tk_, rng);
             c.acc_buffers = 1 + static_cast<int>(rng() % 2);
@@ -567,9 +659,16 @@ Candidate SearchSpace::mutate(const Candidate &c, std::mt19937_64 &rng) const {
         const int changes = 1 + static_cast<int>(rng() % 2);
         for (int i = 0; i < changes; i++) {
             const bool mat = m.path == Path::Matrix;
-            switch (rng() % 8) {
-            case 0: if (p_.op != OpKind::Softmax) m.tile_n = neighbour(p_.op == OpKind::Elementwise ? len_ : (mat ? tn_ : vtn_), m.tile_n, rng); break;
-            case 1: if (p_.op != OpKind::Elementwise) m.tile_m = neighbour(mat ? tm_ : vtm_, m.tile_m, rng); break;
+            const bool sm = p_.op == OpKind::Softmax;
+            switch (rng() % 10) {
+            case 0: if (!sm) m.tile_n = neighbour(p_.op == OpKind::Elementwise ? len_ : (mat ? tn_ : vtn_), m.tile_n, rng); break;
+            case 1:
+                if (m.band > 0) {
+                    m.band = neighbour(bands_, m.band, rng);
+                } else if (p_.op != OpKind::Elementwise) {
+                    m.tile_m = neighbour(mat ? tm_ : (m.row_reduce ? rrows_ : vtm_), m.tile_m, rng);
+                }
+                break;
             case 2: if (p_.op != OpKind::Elementwise && p_.op != OpKind::Softmax) m.k_chunk = neighbour(mat ? tk_ : vtk_, m.k_chunk, rng); break;
             case 3: m.op_buffers = 3 - m.op_buffers; break;
             case 4: if (mat) m.acc_buffers = 3 - m.acc_buffers; break;
@@ -580,8 +679,25 @@ Candidate SearchSpace::mutate(const Candidate &c, std::mt19937_64 &rng) const {
                     m.via_mid = !m.via_mid, m.a_panel = false, m.mid_buffers = m.via_mid ? 2 : 1;
                 }
                 break;
-            case 6: if (mat && m.via_mid) m.a_panel = !m.a_panel; else if (!mat) m.vector = neighbour(vec_, m.vector, rng); break;
-            default: m.cores = neighbour(cores_, m.cores, rng); break;
+            case 6: if (mat && m.via_mid) m.a_panel = !m.a_panel; else if (!mat) m.vector = neighbour(m.row_reduce ? rvec_ : vec_, m.vector, rng); break;
+            case 7: m.cores = neighbour(cores_, m.cores, rng); break;
+            case 8: // the other form: softmax's reductions along / across rows; conv2d's resident weights or per tap
+                if (sm && !rvec_.empty()) {
+                    m.row_reduce = !m.row_reduce;
+                    m.tile_m = neighbour(m.row_reduce ? rrows_ : vtm_, m.tile_m, rng);
+                    m.vector = neighbour(m.row_reduce ? rvec_ : vec_, m.vector, rng);
+                } else if (mat && !bands_.empty() && m.band == 0) {
+                    m.band = pick(bands_, rng), m.tile_m = p_.M, m.tile_n = p_.N, m.via_mid = true, m.a_panel = false;
+                } else if (mat && m.band > 0) {
+                    m.band = 0, m.tile_m = pick(tm_, rng), m.tile_n = pick(tn_, rng);
+                }
+                break;
+            default: // softmax: the level a band is staged through; buffers there
+                if (sm && !sm_mids_.empty()) {
+                    m.via_level = static_cast<int>(rng() % (sm_mids_.size() + 1));
+                    m.mid_buffers = m.via_level > 0 ? 1 + static_cast<int>(rng() % 2) : 1;
+                }
+                break;
             }
         }
         if (m != c && legal(m)) {
@@ -617,20 +733,26 @@ ScheduleSpec SearchSpace::to_spec(const Candidate &c) const {
         const std::string &vl = p_.arch.vector.level;
         const int rows = static_cast<int>(c.tile_m);
         s.func("out").split("y", "yo", "yi", rows).id("rows");
-        StageSchedule st = s.stage("in", vl);
-        st.at("out", "yo");
-        if (c.op_buffers > 1) {
-            st.buffers(c.op_buffers);
+        if (c.via_level > 0) {
+            staged(s.stage("in", sm_mids_.at(c.via_level - 1)).at("out", "yo"), c.mid_buffers, "stage_mid");
         }
-        st.id("stage_in");
+        staged(s.stage("in", vl).at("out", "yo"), c.op_buffers, "stage_in");
         for (const char *f : {"rowmax", "expd", "rowsum", "norm"}) {
             s.func(f).compute_at("out", "yo").id(std::string(f) + "_at");
         }
-        s.func("rowmax").vectorize("y", rows).id("rowmax_vec");
-        s.func("rowmax").update(0).vectorize("y", rows).id("rowmax_upd_vec");
-        s.func("expd").vectorize("x", c.vector).id("expd_vec");
-        s.func("rowsum").vectorize("y", rows).id("rowsum_vec");
-        s.func("rowsum").update(0).vectorize("y", rows).id("rowsum_upd_vec");
+        if (c.row_reduce) { // samples/softmax/schedules/ascend_reduce.json's form
+            s.func("rowmax").update(0).atomic().id("rowmax_atomic");
+            s.func("rowmax").update(0).vectorize("r", c.vector).id("rowmax_red");
+            s.func("expd").vectorize("x", c.vector).id("expd_vec");
+            s.func("rowsum").update(0).atomic().id("rowsum_atomic");
+            s.func("rowsum").update(0).vectorize("r", c.vector).id("rowsum_red");
+        } else {
+            s.func("rowmax").vectorize("y", rows).id("rowmax_vec");
+            s.func("rowmax").update(0).vectorize("y", rows).id("rowmax_upd_vec");
+            s.func("expd").vectorize("x", c.vector).id("expd_vec");
+            s.func("rowsum").vectorize("y", rows).id("rowsum_vec");
+            s.func("rowsum").update(0).vectorize("y", rows).id("rowsum_upd_vec");
+        }
         s.func("norm").vectorize("x", c.vector).id("norm_vec");
         if (c.cores > 1) {
             s.func("out").parallel("yo", c.cores).id("cores");
@@ -641,6 +763,18 @@ ScheduleSpec SearchSpace::to_spec(const Candidate &c) const {
         // Per tap (kx, ky) the nest (co, x, ci) is a (pixels x CI) * (CI x CO) product.
         const MatrixUnit &mu = p_.arch.matrix;
         s.func("output").tile("co", "x", "coo", "xo", "coi", "xi", c.tile_n, c.tile_m).id("tile_out");
+        if (c.band > 0) { // samples/conv2d/schedules/ops_ascend_3x3.json's form
+            s.func("output").split("y", "yo", "yi", c.band).id("rows");
+            s.func("acc").compute_at("output", "yo").id("acc_at");
+            s.func("acc").update(0).reorder({"co", "x", "ci", "y", "kx", "ky", "n"}).id("taps_outer");
+            s.stage("weights", mid_).at("output", "n").id("w_" + mid_);
+            staged(s.stage("input", mid_).at("output", "yo"), c.mid_buffers, "in_" + mid_);
+            staged(s.stage("input", mu.a_level).at("acc", "y"), c.op_buffers, "in_" + mu.a_level);
+            staged(s.stage("weights", mu.b_level).at("acc", "kx"), c.op_buffers, "w_" + mu.b_level);
+            s.func("acc").accumulate_in(mu.c_level, c.acc_buffers).id("acc_" + mu.c_level);
+            s.func("acc").update(0).tensorize().id("mmad");
+            return s.spec();
+        }
         s.func("acc").compute_at("output", "coo").id("acc_at");
         s.func("acc").update(0).reorder({"co", "x", "ci", "kx", "ky", "y", "n"}).id("taps_outer");
         if (c.via_mid) {

@@ -68,8 +68,25 @@ struct Candidate {
     int mid_buffers = 1;  // buffers of the chunks in the mid level
     int op_buffers = 1;   // buffers of the chunks in the operand levels (vector path / elementwise: inputs)
     int acc_buffers = 1;  // accumulators in the c level
-    int vector = 0;       // vector width in lanes (vector path, elementwise; softmax: expd and norm along a row)
+    int vector = 0;       // vector width in lanes (vector path, elementwise; softmax: expd and norm along a row,
+                          // and with row_reduce the row reductions' chunk too)
     int cores = 1;        // parallel(C|out, io|xo, cores)
+    // conv2d, the resident-weights form (0: the per-tap form): all weights staged
+    // once into the mid level (at output.n), the accumulator computed per band of
+    // `band` output rows (whole rows, all channels: tile_m = W, tile_n = CO), the
+    // input band staged into the mid level per band (mid_buffers), per tap and row
+    // the input row into the a level (op_buffers), per tap the weights into the b
+    // level (op_buffers), reused across the band's rows.
+    int64_t band = 0;
+    // softmax: the row reductions along the row (atomic + vectorize of the
+    // reduction variable by `vector`: VREDMAX/VREDSUM per chunk) instead of
+    // across the band's rows.
+    bool row_reduce = false;
+    // softmax where no engine copies GM into the vector level (auto-int8's ACC):
+    // 0 = the band is copied in from GM by scalar code; i > 0 = the band is first
+    // staged by DMA into softmax_mid_levels()[i-1] (mid_buffers) and copied from
+    // there by scalar code (a shorter load latency per element).
+    int via_level = 0;
 
     bool operator==(const Candidate &o) const;
     bool operator!=(const Candidate &o) const { return !(*this == o); }
@@ -86,6 +103,10 @@ public:
     /** The mid level between GM and the matrix operand levels ("" when the
      * machine has none, e.g. gemmini-like: GM -> SPAD directly). */
     const std::string &mid_level() const { return mid_; }
+
+    /** softmax: the on-chip levels a DMA fills from GM that a band can be staged
+     * through when no engine copies GM into the vector level (else empty). */
+    const std::vector<std::string> &softmax_mid_levels() const { return sm_mids_; }
 
     /** Bytes per memory level the candidate needs (tiles x buffers, each
      * rounded up to the level's alignment). */
@@ -110,6 +131,10 @@ private:
     std::vector<Path> paths_;
     std::vector<int64_t> tn_, tm_, tk_, vtn_, vtm_, vtk_, len_;
     std::vector<int> vec_, cores_;
+    std::vector<int64_t> bands_;   // conv2d resident-weights form: output rows per accumulator
+    std::vector<int64_t> rrows_;   // softmax row_reduce form: rows per band
+    std::vector<int> rvec_;        // softmax row_reduce form: chunk / vector widths
+    std::vector<std::string> sm_mids_;
 };
 
 /** The ascending divisors of n that are multiples of `step` (step itself when n < step is not one). */

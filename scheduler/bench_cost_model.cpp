@@ -5,6 +5,10 @@
 // mean absolute percentage error, over the verified candidates.
 //
 //   tessel_bench_cost_model -g gemm -p M=256,N=256,K=256,dtype=fp16 --arch ascend-like -n 200 --jobs 2
+//
+// With --emit DIR it measures nothing: it writes each candidate's schedule to
+// DIR/NNN.json and prints its prediction (to compile and simulate by hand with
+// `tessel compile --emit bin` and `tessel sim`, without the CPU reference).
 #include "dsl/Compile.h"
 #include "scheduler/Tuner.h"
 
@@ -15,6 +19,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -65,7 +70,7 @@ int main(int argc, char **argv) {
     int n = 200, jobs = 1;
     uint64_t seed = 1;
     bool verbose = false;
-    std::string only;
+    std::string only, emit;
     app.add_option("-g", generator);
     app.add_option("-p", params);
     app.add_option("--arch", arch);
@@ -74,6 +79,7 @@ int main(int argc, char **argv) {
     app.add_option("--seed", seed);
     app.add_flag("-v", verbose, "one line per candidate");
     app.add_option("--only", only, "only candidates of this path (matrix, vector)");
+    app.add_option("--emit", emit, "write the candidates' schedules to this directory and their predictions to stdout; no measurement");
     CLI11_PARSE(app, argc, argv);
 
     const SearchSpace space(make_problem(generator, parse_params(params), load_arch(arch)));
@@ -88,6 +94,15 @@ int main(int argc, char **argv) {
         if (seen.insert(c).second) {
             cands.push_back(c);
         }
+    }
+    if (!emit.empty()) {
+        for (size_t i = 0; i < cands.size(); i++) {
+            char name[32];
+            std::snprintf(name, sizeof name, "%03zu.json", i);
+            std::ofstream(emit + "/" + name) << schedule_to_json(space.to_spec(cands[i])) << "\n";
+            std::printf("%s %.0f %s\n", name, predict(space, cands[i]).cycles, cands[i].describe().c_str());
+        }
+        return 0;
     }
     struct Row {
         double pred = 0, sim = 0;

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <set>
 #include <thread>
 
@@ -17,17 +18,18 @@ using namespace tessel::sched;
 
 namespace {
 
-// Draws `count` distinct candidates (a few of each path), runs them all through
-// tessel::run on two threads and expects each to compile and verify.
+// Draws `count` distinct candidates (a few of each path; only those `keep`
+// accepts when given), runs them all through tessel::run on two threads and
+// expects each to compile and verify.
 void expect_sample_verifies(const std::string &generator, const ParamMap &params, const std::string &arch, int count,
-                            uint64_t seed) {
+                            uint64_t seed, const std::function<bool(const Candidate &)> &keep = nullptr) {
     SearchSpace space = test::space_for(generator, params, arch);
     std::mt19937_64 rng(seed);
     std::vector<Candidate> picks;
     std::set<Candidate> seen;
     for (int i = 0; static_cast<int>(picks.size()) < count && i < 1000; i++) {
         Candidate c = space.random(rng);
-        if (c.path != Path::Naive && seen.insert(c).second) {
+        if (c.path != Path::Naive && (!keep || keep(c)) && seen.insert(c).second) {
             picks.push_back(c);
         }
     }
@@ -150,6 +152,11 @@ TEST(SearchSpace, HandSchedulesAreInTheSpace) {
         c.path = Path::Vector, c.tile_m = rows, c.vector = vec;
         return c;
     };
+    Candidate resident; // ops_ascend_3x3.json: whole rows x 128 channels, weights in L1, bands of 4 rows
+    resident.tile_m = 32, resident.tile_n = 128, resident.k_chunk = 64, resident.band = 4, resident.via_mid = true;
+    resident.mid_buffers = resident.op_buffers = resident.acc_buffers = 2;
+    Candidate reduce = softmax(16, 1024); // ascend_reduce.json: the row reductions along the row
+    reduce.row_reduce = true;
     const ParamMap conv_fp16 = {{"H", "16"}, {"W", "16"}, {"CI", "32"}, {"CO", "32"}, {"dtype", "fp16"}};
     const ParamMap conv_int8 = {{"H", "16"}, {"W", "16"}, {"CI", "32"}, {"CO", "32"}, {"dtype", "int8"}};
     const std::vector<Case> cases = {
@@ -160,10 +167,14 @@ TEST(SearchSpace, HandSchedulesAreInTheSpace) {
         {"elementwise", "ascend-like", "elementwise/schedules/add_staged.json",
          {{"N", "262144"}, {"op", "add"}}, add},
         {"conv2d", "ascend-like", "conv2d/schedules/ascend_tensorized.json", conv_fp16, conv_l1},
+        {"conv2d", "ascend-like", "conv2d/schedules/ops_ascend_3x3.json",
+         {{"H", "16"}, {"W", "32"}, {"CI", "64"}, {"CO", "128"}, {"dtype", "fp16"}}, resident},
         {"conv2d", "gemmini-like", "conv2d/schedules/gemmini_int8.json", conv_int8, conv},
         {"conv2d", "auto-int8", "conv2d/schedules/auto_int8.json", conv_int8, conv},
         {"softmax", "ascend-like", "softmax/schedules/staged_vector.json",
          {{"ROWS", "256"}, {"COLS", "256"}, {"dtype", "fp16"}}, softmax(8, 64)},
+        {"softmax", "ascend-like", "softmax/schedules/ascend_reduce.json",
+         {{"ROWS", "256"}, {"COLS", "1024"}, {"dtype", "fp16"}}, reduce},
         {"softmax", "gemmini-like", "softmax/schedules/gemmini_fp32.json",
          {{"ROWS", "64"}, {"COLS", "256"}, {"dtype", "fp32"}}, softmax(16, 16)},
         {"softmax", "auto-int8", "softmax/schedules/auto_int8.json",
@@ -220,14 +231,16 @@ TEST(SearchSpace, SoftmaxSpace) {
     SearchSpace space = test::space_for("softmax", {{"ROWS", "256"}, {"COLS", "256"}, {"dtype", "fp16"}}, "ascend-like");
     std::vector<Candidate> all = space.enumerate();
     ASSERT_GT(all.size(), 50u);
-    std::set<int64_t> bands;
+    std::set<int64_t> bands, along;
     for (const Candidate &c : all) {
         if (c.path == Path::Vector) {
-            bands.insert(c.tile_m);
+            (c.row_reduce ? along : bands).insert(c.tile_m);
             EXPECT_LE(static_cast<uint64_t>(space.footprint(c).at("UB")), 196608u) << c.describe();
         }
     }
     EXPECT_EQ(bands, (std::set<int64_t>{2, 4, 8, 16, 32})) << "64 rows x 256 fp16 with its fp32 scratch exceed UB";
+    // Reductions along the row need no band-sized cast: one row and up to 64 rows.
+    EXPECT_EQ(along, (std::set<int64_t>{1, 2, 4, 8, 16, 32, 64}));
     Candidate big;
     big.path = Path::Vector, big.tile_m = 64, big.vector = 64;
     std::string why;
@@ -242,4 +255,71 @@ TEST(SearchSpace, SoftmaxSpace) {
 TEST(SearchSpace, SampledElementwiseSchedulesCompileAndVerify) {
     expect_sample_verifies("elementwise", {{"N", "16384"}, {"op", "chain"}}, "ascend-like", 10, 13);
     expect_sample_verifies("elementwise", {{"N", "16384"}, {"op", "add"}}, "ascend-like", 10, 14);
+}
+
+TEST(SearchSpace, ResidentWeightConvForm) {
+    // 16x32 pixels, 64 -> 128 channels: all 3x3 weights (144 KiB fp16) fit L1, so
+    // the space has bands of rows with resident weights; the band's accumulator
+    // must fit L0C (16 rows x 32 x 128 fp32 = 256 KiB does not).
+    const ParamMap p = {{"H", "16"}, {"W", "32"}, {"CI", "64"}, {"CO", "128"}, {"dtype", "fp16"}};
+    SearchSpace space = test::space_for("conv2d", p, "ascend-like");
+    std::set<int64_t> bands;
+    for (const Candidate &c : space.enumerate()) {
+        if (c.band > 0) {
+            bands.insert(c.band);
+            EXPECT_TRUE(c.via_mid && c.tile_m == 32 && c.tile_n == 128 && c.k_chunk == 64) << c.describe();
+        }
+    }
+    EXPECT_EQ(bands, (std::set<int64_t>{1, 2, 4, 8})) << "8 rows only with one accumulator";
+    Candidate c;
+    c.tile_m = 32, c.tile_n = 128, c.k_chunk = 64, c.band = 16, c.via_mid = true;
+    std::string why;
+    EXPECT_FALSE(space.legal(c, &why));
+    EXPECT_NE(why.find("L0C needs 262144 bytes"), std::string::npos) << why;
+    c.band = 4, c.tile_n = 64; // a band's accumulator holds whole rows of all channels
+    EXPECT_FALSE(space.legal(c, &why));
+    EXPECT_NE(why.find("whole output rows"), std::string::npos) << why;
+    // gemmini-like has no mid level to hold the weights: no such form.
+    SearchSpace g = test::space_for("conv2d", {{"H", "4"}, {"W", "8"}, {"CI", "32"}, {"CO", "32"}, {"dtype", "int8"}},
+                                    "gemmini-like");
+    for (const Candidate &x : g.enumerate()) {
+        EXPECT_EQ(x.band, 0) << x.describe();
+    }
+}
+
+TEST(SearchSpace, SampledResidentWeightConvSchedulesCompileAndVerify) {
+    auto resident = [](const Candidate &c) { return c.band > 0; };
+    expect_sample_verifies("conv2d", {{"H", "4"}, {"W", "8"}, {"CI", "16"}, {"CO", "32"}, {"K", "3"}, {"dtype", "fp16"}},
+                           "ascend-like", 4, 21, resident);
+    // auto-int8: weights and bands in SRAM, then SRAM -> CBUF
+    expect_sample_verifies("conv2d", {{"H", "2"}, {"W", "8"}, {"CI", "32"}, {"CO", "32"}, {"K", "3"}, {"dtype", "int8"}},
+                           "auto-int8", 2, 22, resident);
+}
+
+TEST(SearchSpace, SampledRowReduceSoftmaxSchedulesCompileAndVerify) {
+    auto along = [](const Candidate &c) { return c.row_reduce; };
+    expect_sample_verifies("softmax", {{"ROWS", "8"}, {"COLS", "256"}, {"dtype", "fp16"}}, "ascend-like", 4, 23, along);
+    expect_sample_verifies("softmax", {{"ROWS", "8"}, {"COLS", "64"}, {"dtype", "fp32"}}, "gemmini-like", 2, 24, along);
+}
+
+TEST(SearchSpace, SoftmaxOnAutoInt8StagesTheBandThroughALevelNearerTheScalarUnit) {
+    // No engine writes ACC: the band is copied in by scalar code, from GM (1024
+    // cycles a load) or, staged there by DMA first, from SRAM (128) or CBUF (4).
+    const ParamMap p = {{"ROWS", "32"}, {"COLS", "128"}, {"dtype", "fp16"}};
+    SearchSpace space = test::space_for("softmax", p, "auto-int8");
+    EXPECT_EQ(space.softmax_mid_levels(), (std::vector<std::string>{"SRAM", "CBUF"}));
+    EXPECT_TRUE(test::space_for("softmax", p, "ascend-like").softmax_mid_levels().empty()) << "MTE2 writes UB";
+    double slowest = 0, fastest = 1e30;
+    std::set<int> levels;
+    for (const Candidate &c : space.enumerate()) {
+        if (c.path != Path::Naive) {
+            const double cycles = predict(space, c).cycles;
+            slowest = std::max(slowest, cycles), fastest = std::min(fastest, cycles);
+            levels.insert(c.via_level);
+        }
+    }
+    EXPECT_EQ(levels, (std::set<int>{0, 1, 2}));
+    EXPECT_GT(slowest / fastest, 10.0) << "the choices change the copy's cycles, so the ranking is not noise";
+    auto via = [](const Candidate &c) { return c.via_level > 0; };
+    expect_sample_verifies("softmax", {{"ROWS", "4"}, {"COLS", "32"}, {"dtype", "fp16"}}, "auto-int8", 2, 25, via);
 }
