@@ -2,12 +2,20 @@
 
 #include "npu_target/common/Error.h"
 
+#include <set>
+
 namespace tessel {
 
 using namespace Halide;
 using namespace Halide::Internal;
 
 namespace {
+
+// Scratch buffers the vector selector makes: one row of its lane count per use.
+bool is_scratch(const std::string &name) {
+    return name.find(".vtmp") != std::string::npos || name.find(".vred") != std::string::npos ||
+           name.find(".vlet") != std::string::npos;
+}
 
 class Fold : public IRMutator {
 public:
@@ -22,67 +30,141 @@ private:
         std::vector<nir::VecOp> ops;
     };
 
-    // The loop body as temps around vector operations, or nullopt.
-    std::optional<Body> split_body(Stmt s) {
+    // The loop body as scratch buffers and scalar lets around vector
+    // operations (in any nesting of blocks), or nullopt. Scalar lets (index
+    // arithmetic Halide factored out) are substituted into the operations in
+    // their scope, so the loop still folds.
+    std::optional<Body> split_body(const Stmt &s) {
         Body b;
-        // Scalar lets around the operations (index arithmetic Halide factored
-        // out) are substituted into them, so the loop still folds.
         std::vector<std::pair<std::string, Expr>> lets;
-        for (;;) {
-            if (const Allocate *a = s.as<Allocate>()) {
-                if (a->name.find(".vtmp") == std::string::npos || a->extents.size() != 1) {
-                    return std::nullopt;
-                }
-                b.temps.push_back(a);
-                s = a->body;
-            } else if (const LetStmt *l = s.as<LetStmt>()) {
-                if (!l->value.type().is_scalar()) {
-                    return std::nullopt;
-                }
-                lets.emplace_back(l->name, l->value);
-                s = l->body;
-            } else {
-                break;
-            }
-        }
         auto inline_lets = [&](Expr e) {
             for (auto it = lets.rbegin(); e.defined() && it != lets.rend(); ++it) {
                 e = substitute(it->first, it->second, e);
             }
             return e;
         };
-        std::vector<Stmt> stmts;
-        std::function<bool(const Stmt &)> flat = [&](const Stmt &x) {
+        std::function<bool(const Stmt &)> walk = [&](const Stmt &x) -> bool {
             if (const Block *blk = x.as<Block>()) {
-                return flat(blk->first) && flat(blk->rest);
+                return walk(blk->first) && walk(blk->rest);
             }
-            stmts.push_back(x);
-            return true;
-        };
-        flat(s);
-        for (const Stmt &x : stmts) {
+            if (const Allocate *a = x.as<Allocate>()) {
+                if (!is_scratch(a->name) || a->extents.size() != 1 || !as_const_int(a->extents[0]) ||
+                    !m_.buffers.count(a->name)) {
+                    return false;
+                }
+                b.temps.push_back(a);
+                return walk(a->body);
+            }
+            if (const LetStmt *l = x.as<LetStmt>()) {
+                if (!l->value.type().is_scalar()) {
+                    return false;
+                }
+                lets.emplace_back(l->name, l->value);
+                bool ok = walk(l->body);
+                lets.pop_back();
+                return ok;
+            }
             auto v = nir::as_vec(x);
-            if (!v || v->rows != 1 || v->op == isa::Op::VREDSUM || v->op == isa::Op::VREDMAX) {
-                return std::nullopt;
+            if (!v || v->rows != 1) {
+                return false;
             }
             for (nir::BufRef *r : {&v->dst, &v->a, &v->b}) {
                 r->index = inline_lets(r->index);
             }
             v->scalar = inline_lets(v->scalar);
             b.ops.push_back(*v);
-        }
-        if (b.ops.empty()) {
+            return true;
+        };
+        if (!walk(s) || b.ops.empty()) {
             return std::nullopt;
         }
         return b;
+    }
+
+    // Folding runs each operation over all rows before the next operation
+    // instead of all operations row by row. That is the same result when no
+    // operation reads or writes, in another row, what another operation writes:
+    // every buffer written in the body is either touched by one operation only
+    // (its rows then run in the original order), or touched by every
+    // operation at the same place per row, with rows that do not overlap. A
+    // scalar operand (evaluated once at issue) must not read a buffer the body
+    // writes.
+    struct Ref {
+        size_t op;
+        Expr index; // at the first row
+        int64_t row_stride, lo, hi; // element span of one row relative to index
+    };
+    static bool reorder_is_safe(const std::vector<nir::VecOp> &ops) {
+        std::map<std::string, std::vector<Ref>> refs;
+        std::set<std::string> written;
+        for (size_t k = 0; k < ops.size(); k++) {
+            const nir::VecOp &v = ops[k];
+            const bool reduce = v.op == isa::Op::VREDSUM || v.op == isa::Op::VREDMAX;
+            const nir::BufRef *r3[3] = {&v.dst, &v.a, &v.b};
+            for (int i = 0; i < 3; i++) {
+                if (r3[i]->buffer.empty()) {
+                    continue;
+                }
+                int64_t count = (i == 0 && reduce) ? 1 : v.n;
+                int64_t s = v.stride[i];
+                int64_t lo = std::min<int64_t>(0, (count - 1) * s), hi = std::max<int64_t>(0, (count - 1) * s);
+                refs[r3[i]->buffer].push_back({k, r3[i]->index, v.row_stride[i], lo, hi});
+                if (i == 0) {
+                    written.insert(r3[i]->buffer);
+                }
+            }
+        }
+        for (const nir::VecOp &v : ops) {
+            if (!v.scalar.defined()) {
+                continue;
+            }
+            struct Loads : public IRVisitor {
+                std::set<std::string> names;
+                using IRVisitor::visit;
+                void visit(const Load *l) override {
+                    names.insert(l->name);
+                    IRVisitor::visit(l);
+                }
+            } loads;
+            v.scalar.accept(&loads);
+            bool reads_written = false;
+            for (const auto &n : loads.names) {
+                reads_written = reads_written || written.count(n) > 0;
+            }
+            if (reads_written) {
+                return false;
+            }
+        }
+        for (const std::string &buf : written) {
+            const std::vector<Ref> &rs = refs[buf];
+            bool one_op = true;
+            for (const Ref &r : rs) {
+                one_op = one_op && r.op == rs[0].op;
+            }
+            if (one_op) {
+                continue;
+            }
+            int64_t span = 0;
+            for (const Ref &r : rs) {
+                if (r.row_stride != rs[0].row_stride || (!equal(r.index, rs[0].index) && !can_prove(r.index == rs[0].index))) {
+                    return false;
+                }
+                span = std::max(span, r.hi - r.lo + 1);
+            }
+            if (rs[0].row_stride == 0 || std::abs(rs[0].row_stride) < span) {
+                return false;
+            }
+        }
+        return true;
     }
 
     Stmt visit(const For *op) override {
         Stmt body = mutate(op->body);
         const int64_t *ext = as_const_int(op->extent);
         auto parts = split_body(body);
+        auto keep = [&]() { return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body); };
         if (!ext || *ext < 2 || !parts || op->for_type != ForType::Serial) {
-            return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
+            return keep();
         }
         // Scratch rows: each temp gets `extent` rows of its lane count.
         std::map<std::string, int64_t> temp_lanes;
@@ -90,19 +172,34 @@ private:
             temp_lanes[a->name] = *as_const_int(a->extents[0]);
         }
         const int64_t max_rep = std::max(1, m_.arch->vector.max_repeat);
+        // Scratch grows by a row per folded iteration: fold at most as many
+        // rows as keep it within an eighth of the vector level (the rest of
+        // the level holds the kernel's own buffers). A body whose operations
+        // are long rows already gains little from folding more of them.
+        int64_t scratch_row_bytes = 0;
+        for (const Allocate *a : parts->temps) {
+            scratch_row_bytes += temp_lanes[a->name] * a->type.bytes();
+        }
+        int64_t budget = INT64_MAX;
+        for (const auto &L : m_.arch->memories) {
+            if (L.name == m_.arch->vector.level && L.size_bytes > 0) {
+                budget = static_cast<int64_t>(L.size_bytes / 8);
+            }
+        }
         int64_t rows = *ext;
-        while (rows > max_rep || *ext % rows != 0) {
+        while (rows > max_rep || *ext % rows != 0 || (rows > 1 && rows * scratch_row_bytes > budget)) {
             rows--;
+        }
+        if (rows < 2) {
+            return keep();
         }
         // Every operand affine in the loop variable; scalars must not use it.
         std::vector<nir::VecOp> folded;
-        Expr var = Variable::make(Int(32), op->name);
-        Expr base = op->min; // rows start at min (+ outer * rows when split)
         std::string outer = op->name + ".rows";
         Expr row0 = *ext == rows ? op->min : op->min + Variable::make(Int(32), outer) * make_const(Int(32), rows);
         for (nir::VecOp v : parts->ops) {
             if (v.scalar.defined() && expr_uses_var(v.scalar, op->name)) {
-                return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
+                return keep();
             }
             nir::BufRef *refs[3] = {&v.dst, &v.a, &v.b};
             for (int i = 0; i < 3; i++) {
@@ -113,12 +210,15 @@ private:
                 auto tl = temp_lanes.find(r.buffer);
                 int64_t c;
                 if (tl != temp_lanes.end()) {
-                    c = tl->second; // one row of the (now taller) scratch per iteration
-                    r.index = r.index + (var - op->min) * make_const(Int(32), c);
+                    // One row of the (now taller) scratch per folded
+                    // iteration, counted from the chunk's first row.
+                    c = tl->second;
+                    v.row_stride[i] = static_cast<int32_t>(c);
+                    continue;
                 } else {
                     auto k = nir::affine_coefficient(r.index, op->name);
                     if (!k || *k > INT32_MAX || *k < INT32_MIN) {
-                        return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
+                        return keep();
                     }
                     c = *k;
                 }
@@ -127,6 +227,9 @@ private:
             }
             v.rows = static_cast<int>(rows);
             folded.push_back(v);
+        }
+        if (!reorder_is_safe(folded)) {
+            return keep();
         }
         std::vector<Stmt> stmts;
         for (const auto &v : folded) {

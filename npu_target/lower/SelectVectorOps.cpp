@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace tessel {
@@ -46,6 +47,20 @@ public:
         Operand out;
         out.ref = dst;
         out.stride = dst_stride;
+        // The destination doubles as the first intermediate's storage (the
+        // operations then run in place) unless the expression reads it.
+        struct Reads : public IRVisitor {
+            std::string name;
+            bool found = false;
+            using IRVisitor::visit;
+            void visit(const Load *l) override {
+                found = found || l->name == name;
+                IRVisitor::visit(l);
+            }
+        } reads;
+        reads.name = dst.buffer;
+        value.accept(&reads);
+        dst_reusable_ = !reads.found && dst_stride != 0;
         emit(value, &out);
         return true;
     }
@@ -63,6 +78,53 @@ private:
     int lanes_;
     std::vector<Stmt> ops_;
     std::vector<std::pair<std::string, Type>> temps_;
+    // Vector lets (Halide's common subexpressions inside one expression): each
+    // is computed once into a temporary and its uses read that operand.
+    std::set<std::string> checked_lets_;
+    bool dst_reusable_ = false;
+
+    // Whether operand expression x of the operation computing e into dst is
+    // computed into dst itself (no scratch), the operation then running in place.
+    bool into_dst(const Expr &x, const Expr &e, const Operand *dst) const {
+        return dst_reusable_ && !dst->is_scalar && x.type() == e.type() && x.type().is_vector() && !trivial(x) &&
+               !(x.as<Broadcast>());
+    }
+    std::map<std::string, Operand> bound_;
+
+    template <typename F>
+    void with_binding(const std::string &name, const Operand &value, F body) {
+        auto saved = bound_.find(name);
+        std::optional<Operand> outer;
+        if (saved != bound_.end()) {
+            outer = saved->second;
+        }
+        bound_[name] = value;
+        body();
+        if (outer) {
+            bound_[name] = *outer;
+        } else {
+            bound_.erase(name);
+        }
+    }
+    // A let value that costs nothing to repeat: a load, a broadcast scalar.
+    static bool trivial(const Expr &e) {
+        if (const Broadcast *b = e.as<Broadcast>()) {
+            return b->value.type().is_scalar();
+        }
+        return e.as<Load>() != nullptr || e.as<Variable>() != nullptr || e.as<Ramp>() != nullptr;
+    }
+    // A scalar load from the vector unit's level: read in place with element
+    // stride 0 (a per-row value such as a row's maximum then folds with the
+    // row loop, and the scalar unit neither loads it nor waits for the vector
+    // unit to have written it).
+    const Load *vector_level_scalar_load(const Expr &e) const {
+        const Load *l = e.as<Load>();
+        if (l && l->type.is_scalar() && is_const_one(l->predicate) && in_vector_level(l->name) &&
+            nir::dtype_of_type(l->type)) {
+            return l;
+        }
+        return nullptr;
+    }
 
     bool in_vector_level(const std::string &buf) const {
         auto it = m_.buffers.find(buf);
@@ -88,11 +150,30 @@ private:
         const uint64_t *u = as_const_uint(v);
         return (c && *c > 0) || (u && *u > 0);
     }
-    bool supported(const Expr &e, std::string &why) const {
+    bool supported(const Expr &e, std::string &why) {
         if (e.type().is_scalar()) {
             return true; // evaluated on the scalar unit and broadcast
         }
         if (!dtype_ok(e.type(), why)) {
+            return false;
+        }
+        if (const Let *l = e.as<Let>()) {
+            if (!l->value.type().is_vector() || trivial(l->value)) {
+                return supported(substitute(l->name, l->value, l->body), why);
+            }
+            if (!supported(l->value, why)) {
+                return false;
+            }
+            checked_lets_.insert(l->name);
+            bool ok = supported(l->body, why);
+            checked_lets_.erase(l->name);
+            return ok;
+        }
+        if (const Variable *v = e.as<Variable>()) {
+            if (checked_lets_.count(v->name)) {
+                return true;
+            }
+            why = "vector variable " + v->name + " outside its let";
             return false;
         }
         if (const Broadcast *b = e.as<Broadcast>()) {
@@ -193,6 +274,11 @@ private:
     Operand operand(const Expr &e) {
         if (e.type().is_scalar()) {
             Operand o;
+            if (const Load *l = vector_level_scalar_load(e)) {
+                o.ref = {l->name, l->index};
+                o.stride = 0;
+                return o;
+            }
             o.is_scalar = true;
             o.scalar = e;
             return o;
@@ -201,6 +287,20 @@ private:
             if (b->value.type().is_scalar()) {
                 return operand(b->value);
             }
+        }
+        if (const Variable *v = e.as<Variable>()) {
+            auto it = bound_.find(v->name);
+            TESSEL_INTERNAL_ASSERT(it != bound_.end(), "unbound vector variable ", v->name);
+            return it->second;
+        }
+        if (const Let *l = e.as<Let>()) {
+            if (!l->value.type().is_vector() || trivial(l->value)) {
+                return operand(substitute(l->name, l->value, l->body));
+            }
+            Operand value = operand(l->value);
+            Operand o;
+            with_binding(l->name, value, [&]() { o = operand(l->body); });
+            return o;
         }
         if (const Load *l = e.as<Load>()) {
             Operand o;
@@ -219,7 +319,16 @@ private:
     }
     void emit(const Expr &e, const Operand *dst) {
         const Type &t = e.type();
-        if (e.as<Load>() || e.as<Broadcast>()) {
+        if (const Let *l = e.as<Let>()) {
+            if (!l->value.type().is_vector() || trivial(l->value)) {
+                emit(substitute(l->name, l->value, l->body), dst);
+                return;
+            }
+            Operand value = operand(l->value);
+            with_binding(l->name, value, [&]() { emit(l->body, dst); });
+            return;
+        }
+        if (e.as<Load>() || e.as<Broadcast>() || e.as<Variable>()) {
             Operand a = operand(e);
             nir::VecOp v = base(a.is_scalar ? Op::VDUP : Op::VMOV, t, *dst);
             if (a.is_scalar) {
@@ -242,7 +351,13 @@ private:
         }
         if (const Call *c = e.as<Call>()) {
             Op op = c->name == "exp_f32" ? Op::VEXP : c->name == "log_f32" ? Op::VLOG : Op::VSQRT;
-            Operand a = vector_operand(c->args[0]);
+            Operand a;
+            if (into_dst(c->args[0], e, dst)) {
+                emit(c->args[0], dst);
+                a = *dst;
+            } else {
+                a = vector_operand(c->args[0]);
+            }
             nir::VecOp v = base(op, t, *dst);
             v.a = a.ref;
             v.stride[1] = a.stride;
@@ -258,7 +373,19 @@ private:
         else if (const Div *x = e.as<Div>()) vop = Op::VDIV, a = x->a, b = x->b, commutes = false;
         else if (const Min *x = e.as<Min>()) vop = Op::VMIN, sop = Op::VMINS, a = x->a, b = x->b;
         else if (const Max *x = e.as<Max>()) vop = Op::VMAX, sop = Op::VMAXS, a = x->a, b = x->b;
-        Operand oa = operand(a), ob = operand(b);
+        Operand oa, ob;
+        if (into_dst(a, e, dst)) {
+            emit(a, dst);
+            oa = *dst;
+            ob = operand(b);
+        } else if (into_dst(b, e, dst)) {
+            oa = operand(a);
+            emit(b, dst);
+            ob = *dst;
+        } else {
+            oa = operand(a);
+            ob = operand(b);
+        }
         if (commutes && oa.is_scalar && !ob.is_scalar) {
             std::swap(oa, ob);
         }
@@ -347,7 +474,21 @@ private:
         for (const auto &l : loaded) {
             clobbered = clobbered || stored.count(l) > 0;
         }
-        if (!clobbered) {
+        // A let used more than once (a common subexpression such as d in d * d)
+        // is also computed once into scratch, unless it is only a load or a
+        // broadcast, which the operations read in place anyway.
+        struct Uses : public IRVisitor {
+            std::string name;
+            int n = 0;
+            using IRVisitor::visit;
+            void visit(const Variable *v) override { n += v->name == name; }
+        } uses;
+        uses.name = op->name;
+        op->body.accept(&uses);
+        const Broadcast *bc = op->value.as<Broadcast>();
+        const bool trivial = op->value.as<Load>() || op->value.as<Ramp>() || op->value.as<Variable>() ||
+                             (bc && bc->value.type().is_scalar());
+        if (!clobbered && (uses.n < 2 || trivial)) {
             vector_lets_[op->name] = with_lets(op->value);
             Stmt body = mutate(op->body);
             vector_lets_.erase(op->name);
@@ -401,8 +542,23 @@ private:
             !is_const_one(op->predicate)) {
             return Stmt();
         }
-        const Expr &v = red->value;
+        Expr v = red->value;
         const int n = v.type().lanes();
+        // max/min of a widening conversion that is exact (fp16 -> fp32, int8 ->
+        // int32, ...) is the conversion of the max/min in the narrow type: the
+        // reduction reads half (or a quarter) of the bytes and the conversion
+        // is of one element. (Not for sums: the narrow sum rounds differently.)
+        Type narrow = v.type();
+        if (const Cast *cv = v.as<Cast>(); cv && reduce == Op::VREDMAX && v.type().can_represent(cv->value.type()) &&
+                                            nir::dtype_of_type(cv->value.type())) {
+            std::string unused;
+            auto dt_narrow = nir::dtype_of_type(cv->value.type());
+            const auto &dts = m_.arch->vector.dtypes;
+            if (dts.empty() || std::find(dts.begin(), dts.end(), *dt_narrow) != dts.end()) {
+                v = cv->value;
+                narrow = v.type();
+            }
+        }
         std::string why;
         auto dst = m_.buffers.find(op->name);
         if (dst == m_.buffers.end() || dst->second.level != m_.arch->vector.level) {
@@ -415,9 +571,9 @@ private:
         Selector sel(m_, func, n);
         std::vector<Stmt> ops;
         std::vector<std::string> temps;
-        auto temp = [&](int64_t elems) {
+        auto temp = [&](int64_t elems, Type t) {
             std::string name = func + ".vred" + std::to_string(m_.buffers.size());
-            add_scratch(m_, name, op->value.type(), elems);
+            add_scratch(m_, name, t, elems);
             temps.push_back(name);
             return name;
         };
@@ -429,7 +585,7 @@ private:
                 m_.buffers.count(direct->name) && m_.buffers.at(direct->name).level == m_.arch->vector.level) {
                 src = {direct->name, ramp->base};
             } else {
-                src = {temp(n), make_zero(Int(32))};
+                src = {temp(n, narrow), make_zero(Int(32))};
                 if (sel.build(v, src, 1, why)) {
                     ops.push_back(sel.result(Stmt()));
                 }
@@ -445,12 +601,25 @@ private:
         const uint32_t prov = m_.provenance_id(func, "");
         nir::VecOp r;
         r.op = reduce;
-        r.dtype = r.dtype2 = dt;
-        r.dst = {temp(1), make_zero(Int(32))};
+        const DType dt_red = *nir::dtype_of_type(narrow);
+        r.dtype = r.dtype2 = dt_red;
+        r.dst = {temp(1, narrow), make_zero(Int(32))};
         r.a = src;
         r.n = n;
         r.prov = prov;
         ops.push_back(r.make());
+        if (dt_red != dt) { // the one reduced element to the accumulator's type
+            nir::VecOp cv;
+            cv.op = Op::VCAST;
+            cv.dtype = dt_red;
+            cv.dtype2 = dt;
+            cv.dst = {temp(1, op->value.type()), make_zero(Int(32))};
+            cv.a = r.dst;
+            cv.n = 1;
+            cv.prov = prov;
+            ops.push_back(cv.make());
+            r.dst = cv.dst;
+        }
         nir::VecOp c;
         c.op = combine;
         c.dtype = c.dtype2 = dt;
@@ -470,8 +639,9 @@ private:
 
     Stmt visit(const Store *store) override {
         // Let expressions inside one expression are always safe to inline.
+        const Expr value = with_lets(store->value); // keeps Halide's lets inside the expression (the selector's CSE)
         Stmt substituted =
-            Store::make(store->name, substitute_in_all_lets(with_lets(store->value)), with_lets(store->index),
+            Store::make(store->name, substitute_in_all_lets(value), with_lets(store->index),
                         store->param, with_lets(store->predicate), store->alignment);
         const Store *op = substituted.as<Store>();
         const int lanes = op->value.type().lanes();
@@ -492,7 +662,7 @@ private:
             why = "the store is a scatter";
         } else {
             Selector sel(m_, func, lanes);
-            if (sel.build(op->value, {op->name, r->base}, static_cast<int32_t>(*as_const_int(r->stride)), why)) {
+            if (sel.build(value, {op->name, r->base}, static_cast<int32_t>(*as_const_int(r->stride)), why)) {
                 return sel.result(op);
             }
         }

@@ -1,8 +1,8 @@
 // The attention sample on the NPU against Halide's CPU result (fresh random
 // inputs, output poisoned first; fp16 output within 1e-3): unscheduled (all
 // scalar code, a tiny shape), and with the FlashAttention-style schedule of
-// samples/attention/schedules/ascend_flash.json: per block of 16 queries a
-// reduction over key blocks, the score and output products on the matrix unit,
+// samples/attention/schedules/ascend_flash.json (written for S = 64 queries
+// and D = 64, key blocks of 64 or more): per tile of 64 queries a reduction over key blocks, the score and output products on the matrix unit,
 // the block statistics and probabilities on the vector unit, K and V blocks
 // double-buffered in L1.
 #include "tests/backend/NpuHarness.h"
@@ -32,8 +32,8 @@ TEST(Attention, DefaultScheduleTiny) {
 
 TEST(Attention, FlashScheduleMatrixAndVector) {
     ScheduleSpec spec = sample_schedule("attention/schedules/ascend_flash.json");
-    for (const char *bk : {"32", "64"}) {
-        NpuRun r = run_npu("attention", {{"S", "32"}, {"L", "128"}, {"D", "32"}, {"BK", bk}}, spec, "ascend-like",
+    for (const char *bk : {"64", "128"}) {
+        NpuRun r = run_npu("attention", {{"S", "64"}, {"L", "256"}, {"D", "64"}, {"BK", bk}}, spec, "ascend-like",
                            fresh_seed(), 1e-3, 1e-3);
         EXPECT_EQ(r.cmp.mismatches, 0) << "BK " << bk << " " << failure(r);
         // Both products on the matrix unit (two MMADs per key block in the
