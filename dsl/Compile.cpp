@@ -95,6 +95,7 @@ void compile_into(const CompileRequest &req, CompileResult &r, HalidePipeline &p
     PassOptions opt;
     opt.dump_after = req.dump_after;
     opt.time_passes = req.time_passes;
+    opt.skip = req.skip_passes;
     npu = std::make_unique<NpuBuild>(build_npu(p, spec, arch, opt));
     const LoweredPipeline &lp = npu->lowered;
     r.stmt_text = lp.stmt_text;

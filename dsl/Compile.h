@@ -30,6 +30,7 @@ struct CompileRequest {
     bool npu = true;                  // run the NPU backend (program, asm, tiling, lifetimes, roofline)
     std::string dump_after;           // a backend pass name or "all": keep the NPU IR after it (pass_dumps)
     bool time_passes = false;         // fill pass_times
+    std::vector<std::string> skip_passes; // optional backend passes to leave out (tessel run/compile --skip-pass)
     /** run(): also run the scheduled pipeline on the CPU and compare it with the
      * reference (cpu_schedule_verified). Costs one more JIT compile (~0.3-0.4 s);
      * the IDE turns it off to refresh its views sooner. */

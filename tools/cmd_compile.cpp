@@ -28,6 +28,7 @@ struct CompileOptions {
     std::string emit = "stmt";
     std::string out_dir;
     std::string dump_after;
+    std::vector<std::string> skip_passes;
     bool time_passes = false;
 };
 
@@ -132,6 +133,7 @@ Command add_compile_command(CLI::App &root, GlobalOptions &) {
         ->capture_default_str();
     c.app->add_option("--dump-after", o->dump_after, "print the NPU IR after this backend pass (or 'all') to stderr");
     c.app->add_flag("--time-passes", o->time_passes, "print the time of every backend pass to stderr");
+    c.app->add_option("--skip-pass", o->skip_passes, "leave out this optimisation pass (e.g. ring_panels)");
     c.app->add_option("-o,--out-dir", o->out_dir, "write stmt.txt, loopnest.txt, schedule.cpp, schedule.json here "
                                                   "instead of stdout");
     c.run = [o] {
@@ -153,6 +155,7 @@ Command add_compile_command(CLI::App &root, GlobalOptions &) {
         req.emit_kinds = emit;
         req.dump_after = o->dump_after;
         req.time_passes = o->time_passes;
+        req.skip_passes = o->skip_passes;
         CompileResult r = compile(req);
         print_diagnostics(r.diagnostics);
         for (const auto &[pass, text] : r.pass_dumps) {

@@ -34,6 +34,7 @@ struct RunOptions {
     bool save = false;
     std::string db;
     std::string note;
+    std::vector<std::string> skip_passes;
 };
 
 // Records a run in the schedule database (`tessel run --save`).
@@ -125,8 +126,10 @@ Command add_run_command(CLI::App &root, GlobalOptions &) {
     c.app->add_flag("--save", o->save, "record the schedule and its result in the schedule database");
     c.app->add_option("--db", o->db, "the database file for --save (default: $TESSEL_DB or the XDG data directory)");
     c.app->add_option("--note", o->note, "a note stored with the schedule (--save)");
+    c.app->add_option("--skip-pass", o->skip_passes, "leave out this optimisation pass (e.g. ring_panels) to measure what it gains");
     c.run = [o] {
         CompileRequest req = make_request(o->generator, o->params, o->schedule, o->arch);
+        req.skip_passes = o->skip_passes;
         RunReport rep = run(req, o->seed, !o->trace.empty());
         if (!o->trace.empty() && !rep.trace_json.empty()) {
             std::ofstream t(o->trace);

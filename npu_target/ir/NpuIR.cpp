@@ -283,6 +283,22 @@ std::optional<int64_t> linear_coefficient(const Expr &e, const std::string &var)
 }
 } // namespace
 
+std::vector<Stmt> flatten(const Stmt &s) {
+    std::vector<Stmt> out;
+    std::vector<Stmt> todo{s};
+    while (!todo.empty()) {
+        Stmt x = todo.back();
+        todo.pop_back();
+        if (const Halide::Internal::Block *b = x.as<Halide::Internal::Block>()) {
+            todo.push_back(b->rest);
+            todo.push_back(b->first);
+        } else if (x.defined()) {
+            out.push_back(x);
+        }
+    }
+    return out;
+}
+
 std::optional<int64_t> affine_coefficient(const Expr &index, const std::string &var) {
     if (!index.defined()) {
         return 0;

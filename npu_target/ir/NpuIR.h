@@ -116,6 +116,16 @@ struct BufferInfo {
      * credits live for this whole loop (allocate_buffers, insert_buffer_credits). */
     std::string rotate_scope;
     std::vector<isa::Pipe> credit_readers; // reader pipes ordered by the credit protocol (set by insert_buffer_credits)
+    /** Loaded in pieces into a ring of slots by ring_panels (count > 1): the loop whose
+     * iterations reload it, the writer and reader pipes the piece flags order,
+     * and the two events (raw: writer -> reader, war: reader -> writer). */
+    struct Pieces {
+        int count = 1;  // pieces per panel
+        int slots = 0;  // piece slots in the ring (count < slots <= 2 x count)
+        std::string loop;
+        isa::Pipe writer = isa::Pipe::S, reader = isa::Pipe::S;
+        int raw_event = -1, war_event = -1;
+    } pieces;
     int64_t bytes() const { return elems * type.bytes(); }
     /** Bytes of one copy, rounded up to the level's alignment (copies are laid out back to back). */
     int64_t copy_bytes(const ArchSpec &arch) const;
@@ -151,6 +161,9 @@ Halide::Type halide_type_of(DType t);
  * (index == index[var := 0] + c * var, proved); nullopt otherwise. An undefined
  * index has coefficient 0. */
 std::optional<int64_t> affine_coefficient(const Expr &index, const std::string &var);
+
+/** The statements of a (nested) Block in order; any other statement alone. */
+std::vector<Stmt> flatten(const Stmt &s);
 
 /** The pipe an operation runs on (S for scalar statements). */
 isa::Pipe pipe_of_engine(const ArchSpec &arch, int engine);

@@ -4,6 +4,7 @@
 #include "npu_target/passes/InsertSync.h"
 
 #include <set>
+#include <tuple>
 
 namespace tessel {
 
@@ -48,16 +49,7 @@ private:
         if (op->name != p_.buffer) {
             return IRMutator::visit(op);
         }
-        std::vector<Stmt> parts;
-        std::function<void(const Stmt &)> flatten = [&](const Stmt &s) {
-            if (const Block *b = s.as<Block>()) {
-                flatten(b->first);
-                flatten(b->rest);
-            } else {
-                parts.push_back(s);
-            }
-        };
-        flatten(op->body);
+        std::vector<Stmt> parts = nir::flatten(op->body);
         std::vector<Stmt> out;
         bool waited = false;
         for (size_t i = 0; i < parts.size(); i++) {
@@ -90,11 +82,25 @@ private:
 // while a reader still uses it.
 class Credits : public IRMutator {
 public:
-    explicit Credits(nir::NpuModule &m) : m_(m) {}
+    explicit Credits(nir::NpuModule &m) : m_(m) {
+        // Events already in the IR (ring_panels takes them from the top id down) stay theirs.
+        struct Used : public IRVisitor {
+            std::set<std::tuple<Pipe, Pipe, int>> *used;
+            using IRVisitor::visit;
+            void visit(const Evaluate *op) override {
+                if (auto s = nir::as_sync(op)) {
+                    used->insert({s->src, s->dst, s->event});
+                }
+            }
+        } u;
+        u.used = &used_;
+        m.body.accept(&u);
+    }
 
 private:
     nir::NpuModule &m_;
     std::map<std::pair<Pipe, Pipe>, int> next_event_; // (reader, writer) -> next free id (0 is insert_sync's)
+    std::set<std::tuple<Pipe, Pipe, int>> used_;     // (src, dst, event) already in the IR
     std::map<std::string, std::vector<Plan>> by_scope_; // rotate_scope loop -> plans to open/close around it
     using IRMutator::visit;
 
@@ -118,6 +124,9 @@ private:
                 int &e = next_event_[{r, p.writer}];
                 if (e == 0) {
                     e = 1;
+                }
+                while (used_.count({r, p.writer, e})) {
+                    e++;
                 }
                 if (e >= m_.arch->sync.event_ids_per_pair) {
                     continue; // out of event ids: insert_sync orders this pair generically

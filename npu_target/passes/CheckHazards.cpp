@@ -2,6 +2,7 @@
 
 #include "npu_target/common/Error.h"
 #include "npu_target/passes/CreditCheck.h"
+#include "npu_target/passes/RingCheck.h"
 #include "npu_target/passes/SyncAnalysis.h"
 
 namespace tessel {
@@ -13,6 +14,10 @@ nir::NpuModule check_hazards(const nir::NpuModule &m) {
     // The analysis takes the credit-ordered reads of multi-buffered copies as
     // ordered; the credit protocol they rest on is checked here.
     for (auto &v : detail::credit_protocol_violations(m)) {
+        s.violations.push_back(std::move(v));
+    }
+    // Likewise the ring panels' reads and loads inside their reload loops (ring_panels).
+    for (auto &v : detail::ring_protocol_violations(m)) {
         s.violations.push_back(std::move(v));
     }
     if (!s.violations.empty()) {

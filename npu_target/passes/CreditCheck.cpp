@@ -17,20 +17,6 @@ using isa::Pipe;
 
 namespace {
 
-std::vector<Stmt> flatten(const Stmt &s) {
-    std::vector<Stmt> out;
-    std::function<void(const Stmt &)> go = [&](const Stmt &x) {
-        if (const Block *b = x.as<Block>()) {
-            go(b->first);
-            go(b->rest);
-        } else if (x.defined()) {
-            out.push_back(x);
-        }
-    };
-    go(s);
-    return out;
-}
-
 using FlagKey = std::tuple<Op, Pipe, Pipe, int>; // op, src (reader), dst (writer), event
 
 // Every sync operation with an event >= 1, counted; the allocation of each
@@ -75,7 +61,7 @@ private:
         IRVisitor::visit(op);
     }
     void visit(const Block *op) override {
-        std::vector<Stmt> seq = flatten(op);
+        std::vector<Stmt> seq = nir::flatten(op);
         for (const Stmt &s : seq) {
             if (const For *f = s.as<For>()) {
                 sequence_of_loop[f->name] = seq;
@@ -114,7 +100,7 @@ std::vector<std::string> credit_protocol_violations(const nir::NpuModule &m) {
                 " (a branch or another loop in between lets the loop body run it a varying number of times)");
             continue;
         }
-        const std::vector<Stmt> parts = flatten(site->second.alloc->body);
+        const std::vector<Stmt> parts = nir::flatten(site->second.alloc->body);
         std::vector<BufferUsers> part_users; // once per part, for every reader below
         BufferUsers all;
         for (const Stmt &p : parts) {

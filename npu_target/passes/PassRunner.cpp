@@ -13,8 +13,10 @@
 #include "npu_target/passes/CheckHazards.h"
 #include "npu_target/passes/InsertSync.h"
 #include "npu_target/passes/MultiBuffer.h"
+#include "npu_target/passes/RingPanels.h"
 #include "npu_target/passes/SelectInstructions.h"
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 
@@ -37,6 +39,7 @@ const std::vector<Pass> &pass_table() {
         {{"select_vector_ops", "vector stores in the vector level become vector-unit operations"}, select_vector_ops},
         {{"fold_vector_loops", "loops around vector operations become the operations' repeat count"}, fold_vector_loops},
         {{"multi_buffer", "buffers=N: N copies rotating with the loop they are staged at"}, multi_buffer},
+        {{"ring_panels", "single-copy panels reloaded per loop iteration: pieces in a ring of slots, the next panel's loaded during this one", true}, ring_panels},
         {{"allocate_buffers", "byte offsets per level with lifetimes; overflow is an error"}, allocate_buffers},
         {{"insert_buffer_credits", "multi-buffered copies: flags as credits so the writer runs ahead"}, insert_buffer_credits},
         {{"insert_sync", "set_flag/wait_flag and barriers for every cross-pipe dependency"}, insert_sync},
@@ -72,6 +75,19 @@ BackendResult run_backend(const Halide::Internal::Stmt &lowered, const LowerInpu
         }
         user_error("--dump-after=", opt.dump_after, ": no such pass; passes: ", names, ", all");
     }
+    for (const auto &name : opt.skip) {
+        std::string optional;
+        bool ok = false;
+        for (const auto &p : backend_passes()) {
+            if (p.optional) {
+                optional += (optional.empty() ? "" : ", ") + p.name;
+                ok |= p.name == name;
+            }
+        }
+        if (!ok) {
+            user_error("--skip-pass=", name, ": only optimisation passes can be skipped; they are: ", optional);
+        }
+    }
     BackendResult r;
     nir::NpuModule m;
     m.kernel_name = in.kernel_name;
@@ -82,6 +98,9 @@ BackendResult run_backend(const Halide::Internal::Stmt &lowered, const LowerInpu
     std::string last_text;
     using clock = std::chrono::steady_clock;
     for (const auto &p : pass_table()) {
+        if (std::find(opt.skip.begin(), opt.skip.end(), p.info.name) != opt.skip.end()) {
+            continue;
+        }
         auto t0 = clock::now();
         m = p.run(m);
         double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();

@@ -17,6 +17,7 @@ namespace tessel {
 struct PassInfo {
     std::string name;
     std::string summary;
+    bool optional = false; // an optimisation the program is correct without: PassOptions::skip may leave it out
 };
 
 /** The passes in the order they run. */
@@ -26,6 +27,7 @@ struct PassOptions {
     std::string dump_after;  // a pass name, "all", or "" for none
     std::string stop_after;  // a pass name, or "" to run to the end
     bool time_passes = false;
+    std::vector<std::string> skip; // optional passes not to run (to measure what one gains)
 };
 
 struct PassTiming {

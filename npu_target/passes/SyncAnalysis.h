@@ -112,6 +112,16 @@ private:
         const auto &cr = it->second.credit_readers;
         return std::find(cr.begin(), cr.end(), reader) != cr.end();
     }
+    // A panel loaded in pieces (ring_panels): inside its reload loop, the
+    // reads on its reader pipe and the writes on its writer pipe are ordered by
+    // the piece flags.
+    bool piece_covered(const std::string &key_name, Pipe pipe, bool write) const {
+        auto it = m_.buffers.find(key_name.substr(0, key_name.rfind('#')));
+        if (it == m_.buffers.end() || it->second.pieces.count < 2) {
+            return false;
+        }
+        return pipe == (write ? it->second.pieces.writer : it->second.pieces.reader);
+    }
     // Crossing the back-edge of `loop`: the copies of buffers rotating on it age by one.
     State aged(const State &st, const std::string &loop) const {
         State r;
@@ -214,14 +224,17 @@ private:
         }
         if (a.pipe != Pipe::S) {
             for (const auto &b : a.reads) {
-                if (credit_covered(b, a.pipe)) {
-                    continue; // ordered against later writes by the credit protocol
+                if (credit_covered(b, a.pipe) || piece_covered(b, a.pipe, false)) {
+                    continue; // ordered against later writes by the credit protocol or the piece flags
                 }
                 Pending &p = state[a.pipe][b];
                 p.read = true;
                 p.ordered_for = {a.pipe};
             }
             for (const auto &b : a.writes) {
+                if (piece_covered(b, a.pipe, true)) {
+                    continue; // the piece flags order it against the reads
+                }
                 Pending &p = state[a.pipe][b];
                 p.write = true;
                 p.ordered_for = {a.pipe};
@@ -404,6 +417,18 @@ private:
         state = entry;
         Stmt body = mutate(op->body);
         state = merge(entry, aged(state, op->name));
+        // After the reload loop of a panel loaded in pieces, later users of its
+        // bytes are ordered after both of its pipes.
+        for (const auto &[name, b] : m_.buffers) {
+            if (b.pieces.count > 1 && b.pieces.loop == op->name) {
+                Pending &r = state[b.pieces.reader][name];
+                r.read = true;
+                r.ordered_for = {b.pieces.reader};
+                Pending &w = state[b.pieces.writer][name];
+                w.write = true;
+                w.ordered_for = {b.pieces.writer};
+            }
+        }
         return with_syncs(syncs, For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body));
     }
 };

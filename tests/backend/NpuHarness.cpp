@@ -32,7 +32,7 @@ uint64_t fresh_seed() {
 }
 
 NpuRun run_npu(const std::string &generator, const ParamMap &given, const ScheduleSpec &schedule,
-               const std::string &arch_name, uint64_t seed, double atol, double rtol) {
+               const std::string &arch_name, uint64_t seed, double atol, double rtol, PassOptions opt) {
     NpuRun r;
     r.seed = seed;
     ArchSpec arch = load_arch(arch_name);
@@ -43,7 +43,6 @@ NpuRun run_npu(const std::string &generator, const ParamMap &given, const Schedu
     std::vector<Tensor> want = run_on_cpu(ref, inputs);
 
     HalidePipeline p = build_halide_pipeline(generator, params);
-    PassOptions opt;
     if (const char *d = std::getenv("TESSEL_DUMP_AFTER")) {
         opt.dump_after = d;
     }

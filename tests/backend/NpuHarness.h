@@ -24,7 +24,7 @@ struct NpuRun {
 };
 
 NpuRun run_npu(const std::string &generator, const ParamMap &params, const ScheduleSpec &schedule,
-               const std::string &arch, uint64_t seed, double atol = 0, double rtol = 0);
+               const std::string &arch, uint64_t seed, double atol = 0, double rtol = 0, PassOptions opt = {});
 
 /** "seed N: <comparison>" and the backend's diagnostics, for a failing test's message. */
 std::string failure(const NpuRun &r);

@@ -1,0 +1,48 @@
+#ifndef TESSEL_NPU_TARGET_PASSES_RINGPANELS_H
+#define TESSEL_NPU_TARGET_PASSES_RINGPANELS_H
+
+// Panels reloaded through a ring of piece slots, spread over the iteration
+// before (a software-pipelined prefetch into scratchpad the schedule left free).
+//
+// A single-copy staged buffer X (a "panel": GEMM's A rows for one band of C)
+// allocated in the body of a loop O is reloaded at the top of every iteration
+// of O. With one copy the next load can only start when every read of the
+// current one is done, and the consumer idles for the whole load (ascend-like
+// GEMM 1024^3: 8.2k cycles per band, 57k in all). Loading the next panel in
+// pieces as the last reads free them does not help (measured: the in-order DMA
+// queue then carries the whole panel during the last tile), and a second full
+// copy does not fit. When X is read by one DMA that walks it chunk by chunk,
+// this pass splits it into P pieces held in a ring of S slots (P < S <= 2P,
+// as many as fit in the level: allocate_buffers is tried with each S), so the
+// first L = S - P pieces of the next panel load into free slots while the
+// current panel is in use, one at a time spread over the current iteration's
+// tiles, and the rest as the last tile frees the oldest pieces:
+//
+//     S x set_flag(R, W, war)                          credits: free slots
+//     for O:
+//       if (O == first) for p: { wait_flag(R, W, war); load piece p -> slot; set_flag(W, R, raw) }
+//       ... tiles r (repeat loops), chunks (walking loops) ...
+//         if (first read of piece q in this iteration) wait_flag(W, R, raw)
+//         R reads its chunk from slot(O, q)
+//         if (q < L, this is tile r_q, first chunk of q, O < last) { wait war; load piece q of O+1; set raw }
+//         if (last read of piece q) { set_flag(R, W, war);
+//                                     if (q + L < P, O < last) { wait war; load piece q+L of O+1; set raw } }
+//     S x wait_flag(R, W, war)
+//
+// Piece n (counted over all iterations, n = (O - first) x P + p) lives in slot
+// n mod S. Loads, first reads and releases each happen in increasing n, and
+// both flags count, so a first read waits exactly for its piece and a load for
+// the release of the slot's previous piece (n - S). insert_sync does not track
+// X's reads on R and writes on W inside O (these flags order them); after O it
+// treats X as read and written by both pipes. Buffers not matching the pattern
+// exactly, or with no room for an extra slot, are left alone.
+
+#include "npu_target/ir/NpuIR.h"
+
+namespace tessel {
+
+nir::NpuModule ring_panels(const nir::NpuModule &m);
+
+} // namespace tessel
+
+#endif
