@@ -430,9 +430,126 @@ private:
     Expr with_lets(const Expr &e) const {
         return vector_lets_.empty() || !e.defined() ? e : substitute(vector_lets_, e);
     }
+    // Common subexpressions across a chain of vector lets (a Tuple update's
+    // values: Halide eliminates them within each value, not between them, so
+    // the new maximum and the rescale factors are otherwise computed once per
+    // Tuple element). Each expression that occurs twice or more becomes a let
+    // of its own before the chain (largest first); the lets then take the
+    // usual path (scratch when used twice or clobbered).
+    std::set<std::string> cse_done_;
+    static int node_count(const Expr &e) {
+        struct Count : public IRMutator { // every node of the tree (IRVisitor has no per-Expr hook)
+            int n = 0;
+            using IRMutator::visit;
+            Expr mutate(const Expr &x) override {
+                n++;
+                return IRMutator::mutate(x);
+            }
+        } c;
+        c.mutate(e);
+        return c.n;
+    }
+    static bool cse_candidate(const Expr &e) {
+        return e.type().is_vector() && !e.as<Load>() && !e.as<Broadcast>() && !e.as<Variable>() && !e.as<Ramp>();
+    }
+    Stmt share_common_subexpressions(const LetStmt *op) {
+        std::vector<std::pair<std::string, Expr>> chain;
+        Stmt s(op);
+        while (const LetStmt *l = s.as<LetStmt>()) {
+            if (!l->value.type().is_vector()) {
+                break;
+            }
+            chain.emplace_back(l->name, substitute_in_all_lets(with_lets(l->value)));
+            cse_done_.insert(l->name);
+            s = l->body;
+        }
+        const Stmt inner = s;
+        std::vector<std::pair<std::string, Expr>> commons;
+        for (int round = 0; chain.size() >= 2 && round < 32; round++) {
+            std::map<Expr, int, IRDeepCompare> seen;
+            struct Collect : public IRMutator {
+                std::map<Expr, int, IRDeepCompare> *seen;
+                using IRMutator::visit;
+                Expr mutate(const Expr &x) override {
+                    if (cse_candidate(x)) {
+                        (*seen)[x]++;
+                    }
+                    return IRMutator::mutate(x);
+                }
+            } collect;
+            collect.seen = &seen;
+            for (const auto &v : chain) {
+                collect.mutate(v.second);
+            }
+            for (const auto &v : commons) {
+                collect.mutate(v.second);
+            }
+            Expr best;
+            int best_size = 0;
+            for (const auto &[e, n] : seen) {
+                int size = n >= 2 ? node_count(e) : 0;
+                if (size > best_size) {
+                    best = e, best_size = size;
+                }
+            }
+            if (!best.defined()) {
+                break;
+            }
+            const std::string name = op->name + ".cse" + std::to_string(commons.size());
+            const Expr var = Variable::make(best.type(), name);
+            struct Replace : public IRMutator {
+                Expr from, to;
+                using IRMutator::visit;
+                Expr mutate(const Expr &x) override { return equal(x, from) ? to : IRMutator::mutate(x); }
+            } replace;
+            replace.from = best;
+            replace.to = var;
+            for (auto &v : chain) {
+                v.second = replace.mutate(v.second);
+            }
+            for (auto &v : commons) {
+                v.second = replace.mutate(v.second);
+            }
+            commons.emplace_back(name, best);
+            cse_done_.insert(name);
+        }
+        if (commons.empty()) {
+            return Stmt();
+        }
+        Stmt body = inner;
+        for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+            body = LetStmt::make(it->first, it->second, body);
+        }
+        // Each common let before the ones that use it.
+        std::vector<std::pair<std::string, Expr>> ordered;
+        std::set<std::string> placed;
+        while (ordered.size() < commons.size()) {
+            for (const auto &c : commons) {
+                bool ready = !placed.count(c.first);
+                for (const auto &d : commons) {
+                    ready = ready && (placed.count(d.first) || d.first == c.first || !expr_uses_var(c.second, d.first));
+                }
+                if (ready) {
+                    ordered.push_back(c);
+                    placed.insert(c.first);
+                }
+            }
+        }
+        for (auto it = ordered.rbegin(); it != ordered.rend(); ++it) {
+            body = LetStmt::make(it->first, it->second, body);
+        }
+        return body;
+    }
+
     Stmt visit(const LetStmt *op) override {
         if (op->value.type().is_scalar()) {
             return IRMutator::visit(op);
+        }
+        if (!cse_done_.count(op->name)) {
+            Stmt shared = share_common_subexpressions(op);
+            if (shared.defined()) {
+                return mutate(shared);
+            }
         }
         // Substituting moves the let's loads to each use: wrong when the body
         // stores to a buffer the value loads (a Tuple update reading the old

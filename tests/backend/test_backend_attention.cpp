@@ -32,7 +32,7 @@ TEST(Attention, DefaultScheduleTiny) {
 
 TEST(Attention, FlashScheduleMatrixAndVector) {
     ScheduleSpec spec = sample_schedule("attention/schedules/ascend_flash.json");
-    for (const char *bk : {"64", "128"}) {
+    for (const char *bk : {"64"}) { // one shape: the CPU JIT of the 64-lane fp16 schedule takes ~20-60 s
         NpuRun r = run_npu("attention", {{"S", "64"}, {"L", "256"}, {"D", "64"}, {"BK", bk}}, spec, "ascend-like",
                            fresh_seed(), 1e-3, 1e-3);
         EXPECT_EQ(r.cmp.mismatches, 0) << "BK " << bk << " " << failure(r);

@@ -510,6 +510,15 @@ TEST(VectorLets, TupleUpdateKeepsTheOldStateAndVerifies) {
         materialised += name.find(".vlet") != std::string::npos;
     }
     EXPECT_GT(materialised, 0) << "the state's old value should be kept in a scratch buffer";
+    // The three Tuple values share the new maximum and the two rescale
+    // factors exp(M - M') and exp(mb - M'): computed once each (common
+    // subexpressions across the values), so two VEXP for the state and one
+    // for the probabilities, not 1 + 4.
+    int exps = 0;
+    for (const auto &i : r.backend.program.code) {
+        exps += i.op == isa::Op::VEXP;
+    }
+    EXPECT_EQ(exps, 3) << failure(r);
 }
 
 // ---------------------------------------------------------------- gemmini-like, auto-int8
