@@ -25,6 +25,11 @@ struct SampleCase {
 
 std::vector<SampleCase> sample_cases() {
     return {
+        // The A panel (128 x 1024) goes through ring_panels' ring of slots; B in 256-deep chunks.
+        {"GemmAscendPanelK256Fp16", "gemm", {{"M", "256"}, {"N", "512"}, {"K", "1024"}, {"dtype", "fp16"}},
+         "ascend-like", "gemm/schedules/ascend_panel_k256.json", 1e-4, true},
+        {"GemmAscendPanelK256Int8", "gemm", {{"M", "256"}, {"N", "512"}, {"K", "1024"}, {"dtype", "int8"}},
+         "ascend-like", "gemm/schedules/ascend_panel_k256.json", 0, true},
         {"GemmAutoInt8Int8", "gemm", {{"M", "128"}, {"N", "256"}, {"K", "256"}, {"dtype", "int8"}}, "auto-int8",
          "gemm/schedules/auto_int8.json", 0, true},
         {"GemmAutoInt8Fp16", "gemm", {{"M", "64"}, {"N", "256"}, {"K", "256"}, {"dtype", "fp16"}}, "auto-int8",
