@@ -173,9 +173,10 @@ private:
         }
         const int64_t max_rep = std::max(1, m_.arch->vector.max_repeat);
         // Scratch grows by a row per folded iteration: fold at most as many
-        // rows as keep it within an eighth of the vector level (the rest of
-        // the level holds the kernel's own buffers). A body whose operations
-        // are long rows already gains little from folding more of them.
+        // rows as keep it within half of what the kernel's own buffers leave
+        // free in the vector level (all of them counted as if live at once),
+        // and at least an eighth of the level. A body whose operations are
+        // long rows already gains little from folding more of them.
         int64_t scratch_row_bytes = 0;
         for (const Allocate *a : parts->temps) {
             scratch_row_bytes += temp_lanes[a->name] * a->type.bytes();
@@ -183,7 +184,14 @@ private:
         int64_t budget = INT64_MAX;
         for (const auto &L : m_.arch->memories) {
             if (L.name == m_.arch->vector.level && L.size_bytes > 0) {
-                budget = static_cast<int64_t>(L.size_bytes / 8);
+                int64_t own = 0;
+                for (const auto &[name, b] : m_.buffers) {
+                    if (b.level == L.name && !is_scratch(name)) {
+                        own += b.elems * b.type.bytes() * std::max(1, b.buffers);
+                    }
+                }
+                const int64_t size = static_cast<int64_t>(L.size_bytes);
+                budget = std::max(size / 8, (size - own) / 2);
             }
         }
         int64_t rows = *ext;

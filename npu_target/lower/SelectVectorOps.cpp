@@ -373,6 +373,34 @@ private:
         else if (const Div *x = e.as<Div>()) vop = Op::VDIV, a = x->a, b = x->b, commutes = false;
         else if (const Min *x = e.as<Min>()) vop = Op::VMIN, sop = Op::VMINS, a = x->a, b = x->b;
         else if (const Max *x = e.as<Max>()) vop = Op::VMAX, sop = Op::VMAXS, a = x->a, b = x->b;
+        // x + y * z with x computed into the destination: one VMULADD
+        // (d = d + a * b, rounded as the separate multiply and add) instead
+        // of a multiply into scratch and an add.
+        if (e.as<Add>()) {
+            for (int side = 0; side < 2; side++) {
+                const Expr &x = side ? b : a;
+                const Mul *yz = (side ? a : b).as<Mul>();
+                // A broadcast scalar would cost a VDUP: no gain over VMULS + VADD.
+                auto broadcast_scalar = [&](const Expr &o) {
+                    const Broadcast *bc = o.as<Broadcast>();
+                    const Expr sc = bc ? bc->value : o;
+                    return sc.type().is_scalar() && !vector_level_scalar_load(sc);
+                };
+                if (!yz || !into_dst(x, e, dst) || yz->type != e.type() || broadcast_scalar(yz->a) ||
+                    broadcast_scalar(yz->b)) {
+                    continue;
+                }
+                emit(x, dst);
+                Operand oy = operand(yz->a), oz = operand(yz->b);
+                nir::VecOp v = base(Op::VMULADD, t, *dst);
+                v.a = oy.ref;
+                v.stride[1] = oy.stride;
+                v.b = oz.ref;
+                v.stride[2] = oz.stride;
+                push(v);
+                return;
+            }
+        }
         Operand oa, ob;
         if (into_dst(a, e, dst)) {
             emit(a, dst);
