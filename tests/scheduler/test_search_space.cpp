@@ -156,7 +156,7 @@ TEST(SearchSpace, HandSchedulesAreInTheSpace) {
     resident.tile_m = 32, resident.tile_n = 128, resident.k_chunk = 64, resident.band = 4, resident.via_mid = true;
     resident.mid_buffers = resident.op_buffers = resident.acc_buffers = 2;
     Candidate reduce = softmax(16, 1024); // ascend_reduce.json: the row reductions along the row
-    reduce.row_reduce = true;
+    reduce.row_reduce = true, reduce.op_buffers = 2;
     const ParamMap conv_fp16 = {{"H", "16"}, {"W", "16"}, {"CI", "32"}, {"CO", "32"}, {"dtype", "fp16"}};
     const ParamMap conv_int8 = {{"H", "16"}, {"W", "16"}, {"CI", "32"}, {"CO", "32"}, {"dtype", "int8"}};
     const std::vector<Case> cases = {
