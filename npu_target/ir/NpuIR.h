@@ -125,6 +125,9 @@ struct BufferInfo {
         std::string loop;
         isa::Pipe writer = isa::Pipe::S, reader = isa::Pipe::S;
         int raw_event = -1, war_event = -1;
+        // The whole-panel load and the read as the schedule wrote them, before
+        // the ring re-addressed them: where the panel's box sits (TilingPlan).
+        Stmt whole_load, logical_read;
     } pieces;
     int64_t bytes() const { return elems * type.bytes(); }
     /** Bytes of one copy, rounded up to the level's alignment (copies are laid out back to back). */

@@ -445,7 +445,8 @@ private:
         nir::BufferInfo &b = m_.buffers.at(op->name);
         const int64_t piece_bytes = b.bytes() / p->pieces;
         b.elems = p->slots * p->slot_elems;
-        b.pieces = {static_cast<int>(p->pieces), static_cast<int>(p->slots), p->loop->name, p->W, p->R, p->raw, p->war};
+        b.pieces = {static_cast<int>(p->pieces), static_cast<int>(p->slots), p->loop->name, p->W, p->R, p->raw, p->war,
+                    Stmt(p->writer), Stmt(p->reader)};
         std::ostringstream msg;
         msg << "buffer " << b.name << " is reloaded through a ring of " << p->slots << " slots of "
             << piece_bytes / 1024 << " KiB (" << p->pieces << " pieces per iteration of " << p->loop->name

@@ -137,8 +137,22 @@ private:
     }
     void visit(const Evaluate *op) override {
         if (auto d = nir::as_dma(Stmt(op))) {
-            place(*d);
+            place(logical(*d));
         }
+    }
+    // A ring panel's piece loads and re-addressed read (ring_panels) stand for
+    // the whole-panel load and the read the schedule wrote.
+    nir::DmaOp logical(const nir::DmaOp &d) const {
+        for (const std::string *name : {&d.dst.buffer, &d.src.buffer}) {
+            auto it = m_.buffers.find(*name);
+            if (it == m_.buffers.end() || it->second.pieces.count < 2) {
+                continue;
+            }
+            const auto &p = it->second.pieces;
+            auto whole = nir::as_dma(name == &d.dst.buffer ? p.whole_load : p.logical_read);
+            return whole ? *whole : d;
+        }
+        return d;
     }
 
     /** The shape of a buffer: an argument's, or an allocation's (empty if unknown). */
