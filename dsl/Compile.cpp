@@ -190,7 +190,7 @@ RunReport run(const CompileRequest &req, uint64_t seed, bool want_trace) {
         rep.arch = r.arch_name;
         rep.schedule_hash = r.schedule_hash;
         std::vector<Tensor> inputs = make_random_inputs(p, seed);
-        HalidePipeline ref_p = build_halide_pipeline(req.generator, r.params);
+        HalidePipeline ref_p = build_reference_pipeline(req.generator, r.params);
         std::vector<Tensor> want = run_on_cpu(ref_p, inputs);
         std::vector<Tensor> cpu;
         if (req.check_cpu_schedule || !npu) {

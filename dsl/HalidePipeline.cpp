@@ -5,6 +5,7 @@
 #include "npu_target/ir/NpuIR.h"
 
 #include <map>
+#include <set>
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -172,6 +173,22 @@ Buffer<> wrap(Tensor &t) {
     return Buffer<>(halide_type(t.dtype), t.data.data(), static_cast<int>(dims.size()), dims.data());
 }
 } // namespace
+
+HalidePipeline build_reference_pipeline(const std::string &generator, const ParamMap &params) {
+    HalidePipeline p = build_halide_pipeline(generator, params);
+    std::set<std::string> outputs;
+    for (const auto &o : p.outputs) {
+        outputs.insert(o.func.name());
+    }
+    for (const auto &o : p.outputs) {
+        for (const auto &[name, f] : Halide::Internal::find_transitive_calls(o.func.function())) {
+            if (!outputs.count(name) && !f.updates().empty()) {
+                Func(f).compute_root();
+            }
+        }
+    }
+    return p;
+}
 
 std::vector<Tensor> run_on_cpu(HalidePipeline &p, const std::vector<Tensor> &inputs) {
     std::vector<Tensor> in_copies = inputs; // Halide buffers alias these

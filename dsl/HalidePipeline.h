@@ -43,6 +43,14 @@ struct HalidePipeline {
  * become UserErrors naming the generator and parameters. */
 HalidePipeline build_halide_pipeline(const std::string &generator, const ParamMap &params);
 
+/** The generator instantiated for a reference run on the CPU: Halide's
+ * default schedule computes a reduction at the innermost loop of each
+ * consumer, which recomputes a softmax's row sum for every element (O(COLS^2)
+ * per row; 105 s for 256 x 1024); here every reduction that is not an output
+ * is computed once (compute_root). Scheduling does not change Halide's result:
+ * each reduction still runs its own loop in order. */
+HalidePipeline build_reference_pipeline(const std::string &generator, const ParamMap &params);
+
 /** Runs the pipeline on the host CPU through Halide's JIT with the given
  * inputs (matched by name) and returns the outputs. */
 std::vector<Tensor> run_on_cpu(HalidePipeline &p, const std::vector<Tensor> &inputs);

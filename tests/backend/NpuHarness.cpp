@@ -38,7 +38,7 @@ NpuRun run_npu(const std::string &generator, const ParamMap &given, const Schedu
     ArchSpec arch = load_arch(arch_name);
     ParamMap params = resolve_params(find_generator(generator), given);
 
-    HalidePipeline ref = build_halide_pipeline(generator, params);
+    HalidePipeline ref = build_reference_pipeline(generator, params);
     std::vector<Tensor> inputs = make_random_inputs(ref, seed);
     std::vector<Tensor> want = run_on_cpu(ref, inputs);
 

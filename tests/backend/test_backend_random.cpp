@@ -129,7 +129,7 @@ void run_random(const std::string &generator, const ParamMap &given, ScheduleSpe
     std::mt19937_64 rng(seed);
     ArchSpec arch = load_arch("ascend-like");
     ParamMap params = resolve_params(find_generator(generator), given);
-    HalidePipeline ref = build_halide_pipeline(generator, params);
+    HalidePipeline ref = build_reference_pipeline(generator, params);
     std::vector<Tensor> inputs = make_random_inputs(ref, seed);
     std::vector<Tensor> want = run_on_cpu(ref, inputs);
     int failures = 0, mmad_schedules = 0, rejected = 0, legal = 0;
