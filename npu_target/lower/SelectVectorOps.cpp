@@ -3,9 +3,11 @@
 #include "npu_target/common/Error.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 namespace tessel {
 
@@ -67,7 +69,8 @@ public:
     Stmt result(const Stmt &) const {
         Stmt s = Block::make(ops_);
         for (auto it = temps_.rbegin(); it != temps_.rend(); ++it) {
-            s = Allocate::make(it->first, it->second, MemoryType::Auto, {make_const(Int(32), lanes_)}, const_true(), s);
+            s = Allocate::make(std::get<0>(*it), std::get<1>(*it), MemoryType::Auto, {make_const(Int(32), std::get<2>(*it))},
+                               const_true(), s);
         }
         return s;
     }
@@ -77,7 +80,7 @@ private:
     std::string func_;
     int lanes_;
     std::vector<Stmt> ops_;
-    std::vector<std::pair<std::string, Type>> temps_;
+    std::vector<std::tuple<std::string, Type, int>> temps_; // name, element type, lanes
     // Vector lets (Halide's common subexpressions inside one expression): each
     // is computed once into a temporary and its uses read that operand.
     std::set<std::string> checked_lets_;
@@ -105,6 +108,50 @@ private:
         } else {
             bound_.erase(name);
         }
+    }
+    // A scalar expression of loads from the vector level and constants that
+    // the vector unit computes (see operand()).
+    bool scalar_on_vector(const Expr &e) const {
+        if (!e.type().is_scalar() || !nir::dtype_of_type(e.type())) {
+            return false;
+        }
+        std::string unused;
+        bool loads = false, ok = true;
+        std::function<void(const Expr &)> check = [&](const Expr &x) {
+            if (!ok) {
+                return;
+            }
+            if (!x.type().is_scalar() || !dtype_ok(x.type(), unused)) {
+                ok = false;
+            } else if (vector_level_scalar_load(x)) {
+                loads = true;
+            } else if (is_const(x)) {
+            } else if (const Cast *c = x.as<Cast>()) {
+                check(c->value);
+            } else if (const Call *c = x.as<Call>()) {
+                ok = (c->name == "exp_f32" || c->name == "log_f32" || c->name == "sqrt_f32") && c->args.size() == 1;
+                if (ok) {
+                    check(c->args[0]);
+                }
+            } else if (const Add *o = x.as<Add>()) {
+                check(o->a), check(o->b);
+            } else if (const Sub *o = x.as<Sub>()) {
+                check(o->a), check(o->b);
+            } else if (const Mul *o = x.as<Mul>()) {
+                check(o->a), check(o->b);
+            } else if (const Div *o = x.as<Div>()) {
+                ok = x.type().is_float() || positive_constant(o->b);
+                check(o->a), check(o->b);
+            } else if (const Min *o = x.as<Min>()) {
+                check(o->a), check(o->b);
+            } else if (const Max *o = x.as<Max>()) {
+                check(o->a), check(o->b);
+            } else {
+                ok = false;
+            }
+        };
+        check(e);
+        return ok && loads;
     }
     // A let value that costs nothing to repeat: a load, a broadcast scalar.
     static bool trivial(const Expr &e) {
@@ -241,7 +288,7 @@ private:
     Operand temp(const Type &t) {
         std::string name = func_ + ".vtmp" + std::to_string(m_.buffers.size());
         add_scratch(m_, name, t, lanes_);
-        temps_.emplace_back(name, t.element_of());
+        temps_.emplace_back(name, t.element_of(), lanes_);
         Operand o;
         o.ref = {name, make_zero(Int(32))};
         o.stride = 1;
@@ -278,6 +325,20 @@ private:
                 o.ref = {l->name, l->index};
                 o.stride = 0;
                 return o;
+            }
+            if (scalar_on_vector(e)) {
+                // A per-row scalar computed from values in the vector level
+                // (LayerNorm's mean / n, 1 / sqrt(var / n + eps)): one-element
+                // vector operations into scratch, read with element stride 0.
+                // The scalar unit then neither waits for the vector unit nor
+                // computes it per row, and the row loop folds.
+                const int saved = lanes_;
+                lanes_ = 1;
+                Operand t = temp(e.type());
+                emit(e, &t);
+                lanes_ = saved;
+                t.stride = 0;
+                return t;
             }
             o.is_scalar = true;
             o.scalar = e;

@@ -421,6 +421,11 @@ TEST(LayerNormAscend, AtomicStatisticsOnTheVectorUnit) {
     note(r);
     EXPECT_EQ(r.cmp.mismatches, 0) << failure(r);
     EXPECT_EQ(executed_rows(r, isa::Op::VREDSUM), 64u) << "mean and variance, one per row\n" << failure(r);
+    // The per-row scalars mean / n and 1 / sqrt(var / n + eps) are computed
+    // by one-element vector operations (read back with element stride 0), not
+    // by the scalar unit: VSQRT runs once per row, in folded instructions.
+    EXPECT_EQ(executed_rows(r, isa::Op::VSQRT), 32u) << failure(r);
+    EXPECT_LT(executed(r, isa::Op::VSQRT), 32u) << "the norm row loop should fold\n" << failure(r);
     EXPECT_FALSE(mentions_scalar_func(r, "var") &&
                  std::any_of(r.backend.diagnostics.begin(), r.backend.diagnostics.end(),
                              [](const BackendDiagnostic &d) { return d.message.find("runs as scalar code") != std::string::npos; }))
