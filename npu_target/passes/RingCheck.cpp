@@ -1,5 +1,7 @@
 #include "npu_target/passes/RingCheck.h"
 
+#include "npu_target/lower/SplitCores.h"
+
 #include <functional>
 #include <map>
 #include <optional>
@@ -107,8 +109,9 @@ private:
 
 class Replay {
 public:
-    Replay(const nir::NpuModule &m, const nir::BufferInfo &b) : m_(m), b_(b), p_(b.pieces) {
+    Replay(const nir::NpuModule &m, const nir::BufferInfo &b, int core) : m_(m), b_(b), p_(b.pieces) {
         slot_elems_ = b.elems / std::max(1, p_.slots);
+        env_[kCoreIdVar] = core;
     }
     std::vector<std::string> violations;
 
@@ -315,9 +318,15 @@ std::vector<std::string> ring_protocol_violations(const nir::NpuModule &m) {
             out.push_back("ring panel " + name + ": its reload loop " + b.pieces.loop + " is not in the kernel");
             continue;
         }
-        Replay r(m, b);
-        r.run(f.sequence);
-        out.insert(out.end(), r.violations.begin(), r.violations.end());
+        // Each core runs the same code on its own on-chip memories and flags,
+        // with its own range of the split loop.
+        for (int core = 0; core < std::max(1, m.cores) && out.empty(); core++) {
+            Replay r(m, b, core);
+            r.run(f.sequence);
+            for (const auto &v : r.violations) {
+                out.push_back(m.cores > 1 ? "core " + std::to_string(core) + ": " + v : v);
+            }
+        }
     }
     return out;
 }

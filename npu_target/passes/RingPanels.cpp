@@ -2,6 +2,7 @@
 
 #include "npu_target/common/Error.h"
 #include "npu_target/passes/AllocateBuffers.h"
+#include "npu_target/lower/SplitCores.h"
 #include "npu_target/passes/InsertSync.h"
 
 #include <map>
@@ -204,7 +205,8 @@ private:
         Plan p;
         p.buffer = op->name;
         p.loop = path_.back();
-        if (p.loop->for_type != ForType::Serial || const_of(p.loop->extent) < 1) {
+        // The reload loop may have a per-core range (split_cores); everything inside is constant.
+        if (p.loop->for_type != ForType::Serial) {
             return std::nullopt;
         }
         FindTouches f(m_, op->name);
@@ -254,6 +256,7 @@ private:
                 loops.insert(l->name);
             }
         }
+        loops.insert(kCoreIdVar);
         for (const auto &n : fv.names) {
             if (!loops.count(n)) {
                 return std::nullopt;

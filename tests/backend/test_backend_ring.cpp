@@ -156,6 +156,25 @@ TEST(RingPanels, ColumnPanelVerifies) {
     EXPECT_NE(b->pieces.loop.find(".jo"), std::string::npos) << "reloaded per " << b->pieces.loop;
 }
 
+// Split over two cores (parallel io): each core reloads its own bands' panels
+// through its own ring, the reload loop's range per core; the check replays
+// each core.
+TEST(RingPanels, OnEachCoreOfASplit) {
+    ScheduleSpec spec = sample_schedule("gemm/schedules/ascend_panel_k256.json");
+    Directive split;
+    split.id = "cores";
+    split.kind = DirectiveKind::Parallel;
+    split.func = "C";
+    split.vars = {"io"};
+    split.cores = 2;
+    spec.directives.insert(spec.directives.begin() + 1, split);
+    NpuRun r = run_npu("gemm", {{"M", "512"}, {"N", "512"}, {"K", "1024"}, {"dtype", "fp16"}}, spec, "ascend-like",
+                       fresh_seed(), 1e-4, 1e-4);
+    EXPECT_EQ(r.cmp.mismatches, 0) << failure(r);
+    EXPECT_EQ(r.backend.module.cores, 2);
+    EXPECT_NE(ring_panel(r.backend.module), nullptr) << "no ring on the split loop";
+}
+
 TEST(RingPanels, EveryRingFlagIsChecked) {
     const nir::NpuModule ok = synced_panel_gemm();
     ASSERT_EQ(hazard_message(ok), "");
