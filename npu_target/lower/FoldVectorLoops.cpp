@@ -239,6 +239,44 @@ private:
         if (!reorder_is_safe(folded)) {
             return keep();
         }
+        // Loop-invariant operations (a broadcast constant, the cast of a
+        // per-channel scale): an operation whose sources are the same for
+        // every row (row stride 0, not written in the body except by other
+        // such operations) into scratch only it writes computes the same row
+        // in every iteration, so it runs once and its readers read that row.
+        std::map<std::string, int> writers;
+        for (const auto &v : folded) {
+            writers[v.dst.buffer]++;
+        }
+        std::set<std::string> hoisted;
+        for (auto &v : folded) {
+            const bool reduce = v.op == isa::Op::VREDSUM || v.op == isa::Op::VREDMAX;
+            if (!temp_lanes.count(v.dst.buffer) || writers[v.dst.buffer] != 1 || reduce || v.op == isa::Op::VMULADD) {
+                continue;
+            }
+            bool invariant = true;
+            const nir::BufRef *srcs[2] = {&v.a, &v.b};
+            for (int i = 0; i < 2; i++) {
+                if (srcs[i]->buffer.empty()) {
+                    continue;
+                }
+                const bool src_invariant = hoisted.count(srcs[i]->buffer) ||
+                                           (v.row_stride[i + 1] == 0 && !writers.count(srcs[i]->buffer));
+                invariant = invariant && src_invariant;
+            }
+            if (invariant) {
+                hoisted.insert(v.dst.buffer);
+                v.rows = 1;
+            }
+        }
+        for (auto &v : folded) {
+            nir::BufRef *refs[3] = {&v.dst, &v.a, &v.b};
+            for (int i = 0; i < 3; i++) {
+                if (hoisted.count(refs[i]->buffer)) {
+                    v.row_stride[i] = 0;
+                }
+            }
+        }
         std::vector<Stmt> stmts;
         for (const auto &v : folded) {
             stmts.push_back(v.make());
@@ -247,7 +285,7 @@ private:
         for (auto it = parts->temps.rbegin(); it != parts->temps.rend(); ++it) {
             const Allocate *a = *it;
             nir::BufferInfo &b = m_.buffers.at(a->name);
-            b.elems = temp_lanes[a->name] * rows;
+            b.elems = temp_lanes[a->name] * (hoisted.count(a->name) ? 1 : rows);
             s = Allocate::make(a->name, a->type, a->memory_type, {make_const(Int(32), b.elems)}, a->condition, s);
         }
         if (rows != *ext) {
