@@ -43,7 +43,7 @@ public:
     Input<Buffer<float16_t>> V{"V", 2};
     Output<Buffer<float16_t>> out{"out", 2};
 
-    Func scores{"scores"}, blockmax{"blockmax"}, prob{"prob"}, blocksum{"blocksum"}, blockout{"blockout"},
+    Func scores{"scores"}, sscores{"sscores"}, blockmax{"blockmax"}, prob{"prob"}, blocksum{"blocksum"}, blockout{"blockout"},
         state{"state"}, result{"result"}, pblock{"pblock"}, vblock{"vblock"};
 
     void generate() {
@@ -61,11 +61,13 @@ public:
         scores(j, i) = 0.0f;
         scores(j, i) += cast<float>(Q(rd, i)) * cast<float>(KT(j, rd));
 
-        // Block statistics and probabilities.
+        // Block statistics and probabilities, from the scaled scores (a Func
+        // of their own, so that a schedule scales each score once for both).
+        sscores(j, i) = scores(j, i) * scale;
         RDom rj(0, BK, "rj");
         blockmax(i, b) = std::numeric_limits<float>::lowest();
-        blockmax(i, b) = max(blockmax(i, b), scores(b * BK + rj, i) * scale);
-        prob(j, i) = cast<float16_t>(exp(scores(j, i) * scale - blockmax(i, j / BK)));
+        blockmax(i, b) = max(blockmax(i, b), sscores(b * BK + rj, i));
+        prob(j, i) = cast<float16_t>(exp(sscores(j, i) - blockmax(i, j / BK)));
         blocksum(i, b) = 0.0f;
         blocksum(i, b) += cast<float>(prob(b * BK + rj, i));
         // The block's partial output: blockout(d, i, b) += prob(k, i) * V(d, k), k over the block.
