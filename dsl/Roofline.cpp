@@ -31,18 +31,19 @@ public:
     int64_t vector_elements = 0;
 
 private:
-    double mult_ = 1;
     using IRVisitor::visit;
 
     void visit(const For *op) override {
         const int64_t *e = as_const_int(op->extent);
-        double saved = mult_;
-        mult_ *= e ? static_cast<double>(*e) : 1.0;
+        loops_.emplace_back(op->name, e ? static_cast<double>(*e) : 1.0);
         op->body.accept(this);
-        mult_ = saved;
+        loops_.pop_back();
     }
     void visit(const Store *op) override {
-        const double n = mult_ * op->value.type().lanes();
+        double n = op->value.type().lanes();
+        for (const auto &l : loops_) {
+            n *= l.second;
+        }
         const Add *add = op->value.as<Add>();
         if (add) {
             const Load *self = add->a.as<Load>();
@@ -58,52 +59,97 @@ private:
         if (op->value.as<Load>()) {
             return; // a copy: data movement, not arithmetic
         }
-        CountOps ops;
+        CountOps ops(loops_, op->value.type().lanes());
         op->value.accept(&ops);
-        const int bytes = op->value.type().bytes();
-        for (const auto &kv : ops.counts) {
-            vec_bytes[kv.first] += n * kv.second * bytes;
+        for (const auto &kv : ops.bytes) {
+            vec_bytes[kv.first] += kv.second;
         }
         vector_elements += static_cast<int64_t>(n);
     }
 
+    // The element bytes each operation processes. An operation runs once per
+    // point of the loops its operands depend on (1/sqrt of a row's variance
+    // once per row, even when the algorithm writes it inside the per-element
+    // expression: it is the same value for every element of the row), at the
+    // width of the type it computes in (a fp32 division whose result is cast
+    // to fp16 is fp32 work; a cast at the wider of its two types).
     struct CountOps : public IRVisitor {
-        std::map<std::string, int> counts;
+        CountOps(const std::vector<std::pair<std::string, double>> &loops, int lanes) : loops(loops), lanes(lanes) {}
+        const std::vector<std::pair<std::string, double>> &loops;
+        int lanes;
+        std::map<std::string, double> bytes;
+        std::map<std::string, std::set<std::string>> let_vars; // let name -> the variables its value uses
         using IRVisitor::visit;
+
+        // The variables a subexpression uses, load indices included, lets resolved.
+        std::set<std::string> vars_of(const Expr &e) const {
+            struct Vars : public IRGraphVisitor {
+                const CountOps *self;
+                std::set<std::string> names;
+                using IRGraphVisitor::visit;
+                void visit(const Variable *v) override {
+                    auto it = self->let_vars.find(v->name);
+                    if (it != self->let_vars.end()) {
+                        names.insert(it->second.begin(), it->second.end());
+                    } else {
+                        names.insert(v->name);
+                    }
+                }
+            } v;
+            v.self = this;
+            e.accept(&v);
+            return v.names;
+        }
+        void add(const std::string &key, const Expr &node, int width) {
+            const std::set<std::string> used = vars_of(node);
+            double n = lanes;
+            for (const auto &l : loops) {
+                if (used.count(l.first)) {
+                    n *= l.second;
+                }
+            }
+            bytes[key] += n * width;
+        }
         // A load's index is address arithmetic, not work on the data.
         void visit(const Load *) override {}
-        void visit(const Add *op) override { counts["add"]++; IRVisitor::visit(op); }
-        void visit(const Sub *op) override { counts["sub"]++; IRVisitor::visit(op); }
-        void visit(const Mul *op) override { counts["mul"]++; IRVisitor::visit(op); }
+        void visit(const Let *op) override {
+            op->value.accept(this);
+            let_vars[op->name] = vars_of(op->value);
+            op->body.accept(this);
+        }
+        void visit(const Add *op) override { add("add", op, op->type.bytes()); IRVisitor::visit(op); }
+        void visit(const Sub *op) override { add("sub", op, op->type.bytes()); IRVisitor::visit(op); }
+        void visit(const Mul *op) override { add("mul", op, op->type.bytes()); IRVisitor::visit(op); }
         void visit(const Div *op) override {
             // A float division by a constant is a multiplication by its
             // reciprocal (Halide's code generators and the vector selector
             // emit it that way).
             const Broadcast *bc = op->b.as<Broadcast>();
             const bool by_constant = op->type.is_float() && (as_const_float(op->b) || (bc && as_const_float(bc->value)));
-            counts[by_constant ? "mul" : "div"]++;
+            add(by_constant ? "mul" : "div", op, op->type.bytes());
             IRVisitor::visit(op);
         }
-        void visit(const Min *op) override { counts["min"]++; IRVisitor::visit(op); }
-        void visit(const Max *op) override { counts["max"]++; IRVisitor::visit(op); }
+        void visit(const Min *op) override { add("min", op, op->type.bytes()); IRVisitor::visit(op); }
+        void visit(const Max *op) override { add("max", op, op->type.bytes()); IRVisitor::visit(op); }
         // Casting the same buffer's elements at several offsets (a stencil's
         // taps) converts each element once over the whole domain: counted once.
         std::set<std::string> cast_loads;
         void visit(const Cast *op) override {
             const Load *l = op->value.as<Load>();
             if (!l || cast_loads.insert(l->name).second) {
-                counts["cast"]++;
+                add("cast", op, std::max(op->type.bytes(), op->value.type().bytes()));
             }
             IRVisitor::visit(op);
         }
-        void visit(const Select *op) override { counts["cmpsel"]++; IRVisitor::visit(op); }
+        void visit(const Select *op) override { add("cmpsel", op, op->type.bytes()); IRVisitor::visit(op); }
         void visit(const Call *op) override {
-            if (op->name.rfind("exp_", 0) == 0) counts["exp"]++;
-            else if (op->name.rfind("log_", 0) == 0) counts["log"]++;
-            else if (op->name.rfind("sqrt_", 0) == 0) counts["sqrt"]++;
+            if (op->name.rfind("exp_", 0) == 0) add("exp", op, op->type.bytes());
+            else if (op->name.rfind("log_", 0) == 0) add("log", op, op->type.bytes());
+            else if (op->name.rfind("sqrt_", 0) == 0) add("sqrt", op, op->type.bytes());
             IRVisitor::visit(op);
         }
     };
+    std::vector<std::pair<std::string, double>> loops_; // enclosing loops: name, extent
 };
 
 } // namespace
@@ -159,6 +205,7 @@ Roofline compute_roofline(const std::string &generator, const ParamMap &params, 
         vec_cycles += std::ceil(bytes / arch.vector.bytes_per_repeat) * arch.vector.cycles_for(op);
     }
     r.vector_elements = w.vector_elements;
+    r.vector_op_bytes = w.vec_bytes;
     if (vec_cycles > 0) {
         r.terms.push_back({"vector", vec_cycles / c});
     }

@@ -12,6 +12,7 @@
 
 #include "dsl/GeneratorInfo.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,9 @@ struct Roofline {
     int64_t macs = 0;
     int64_t gm_read_bytes = 0, gm_write_bytes = 0;
     int64_t vector_elements = 0;
+    /** Element bytes of vector work per operation ("add", "div", "exp", "cast", ...): each
+     * operation once per point of the loops its operands depend on, at the width it computes in. */
+    std::map<std::string, double> vector_op_bytes;
     int cores = 1;
 };
 

@@ -58,11 +58,15 @@ const std::vector<BenchCase> &cases() {
     static const std::vector<BenchCase> c = {
         // ---- GEMM ----
         {"GEMM", "gemm", {{"M", "1024"}, {"N", "1024"}, {"K", "1024"}, {"dtype", "fp16"}}, "1024x1024x1024",
-         "ascend-like", "gemm/schedules/ascend_panel.json", false, true, kGemmGoal},
+         "ascend-like", "gemm/schedules/ascend_panel_k256.json", false, true, kGemmGoal},
+        {"GEMM", "gemm", {{"M", "2048"}, {"N", "2048"}, {"K", "1024"}, {"dtype", "fp16"}}, "2048x2048x1024",
+         "ascend-like", "gemm/schedules/ascend_panel_k256.json", false, false, kGemmGoal},
         {"GEMM", "gemm", {{"M", "256"}, {"N", "256"}, {"K", "256"}, {"dtype", "fp16"}}, "256x256x256", "ascend-like",
          "gemm/schedules/tiled_staged.json", true, true, 0},
         {"GEMM", "gemm", {{"M", "1024"}, {"N", "1024"}, {"K", "1024"}, {"dtype", "int8"}}, "1024x1024x1024",
-         "ascend-like", "gemm/schedules/ascend_panel.json", false, false, kGemmGoal},
+         "ascend-like", "gemm/schedules/ascend_panel_k256.json", false, false, kGemmGoal},
+        {"GEMM", "gemm", {{"M", "2048"}, {"N", "2048"}, {"K", "1024"}, {"dtype", "int8"}}, "2048x2048x1024",
+         "ascend-like", "gemm/schedules/ascend_panel_k256.json", false, false, kGemmGoal},
         {"GEMM", "gemm", {{"M", "512"}, {"N", "512"}, {"K", "512"}, {"dtype", "int8"}}, "512x512x512", "gemmini-like",
          "gemm/schedules/gemmini_int8.json", false, true, 0},
         {"GEMM", "gemm", {{"M", "256"}, {"N", "512"}, {"K", "512"}, {"dtype", "int8"}}, "256x512x512", "auto-int8",

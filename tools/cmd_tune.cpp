@@ -70,6 +70,7 @@ std::vector<std::string> hand_schedules(const std::string &generator, const Para
     static const Hand kHands[] = {
         {"gemm", "ascend-like", "gemm/schedules/tiled_staged.json"},
         {"gemm", "ascend-like", "gemm/schedules/ascend_panel.json"},
+        {"gemm", "ascend-like", "gemm/schedules/ascend_panel_k256.json"},
         {"gemm", "gemmini-like", "gemm/schedules/gemmini_int8.json"},
         {"gemm", "auto-int8", "gemm/schedules/auto_int8.json"},
         {"conv2d", "ascend-like", "conv2d/schedules/ascend_tensorized.json"},

@@ -221,3 +221,22 @@ TEST(Roofline, CountsEachFuncOnce) {
     EXPECT_EQ(a.vector_elements, 2 * 64 * (1 + 256) + 2 * 64 * 256);
     EXPECT_EQ(a.binding_resource, "vector");
 }
+
+TEST(Roofline, OperationsAtTheirWidthOverTheLoopsTheyDependOn) {
+    const ArchSpec arch = load_arch("ascend-like");
+    auto limit = [&](const std::string &gen, ParamMap given) {
+        return compute_roofline(gen, resolve_params(find_generator(gen), given), arch);
+    };
+    // softmax's division is fp32 whatever the input type (its result is cast
+    // to fp16 afterwards): the same bytes of division for fp16 and fp32 data,
+    // and the fp16 kernel has the casts on top.
+    const Roofline h = limit("softmax", {{"ROWS", "64"}, {"COLS", "256"}, {"dtype", "fp16"}});
+    const Roofline f = limit("softmax", {{"ROWS", "64"}, {"COLS", "256"}, {"dtype", "fp32"}});
+    EXPECT_EQ(h.vector_op_bytes.at("div"), 64.0 * 256 * 4);
+    EXPECT_EQ(f.vector_op_bytes.at("div"), 64.0 * 256 * 4);
+    EXPECT_GT(h.t_phys_cycles, f.t_phys_cycles);
+    // LayerNorm's 1/sqrt(var/n + eps) is written inside the per-element
+    // expression but depends on the row only: once per row.
+    const Roofline ln = limit("layernorm", {{"ROWS", "64"}, {"COLS", "1024"}, {"dtype", "fp16"}});
+    EXPECT_EQ(ln.vector_op_bytes.at("sqrt"), 64.0 * 4);
+}
