@@ -174,19 +174,23 @@ Buffer<> wrap(Tensor &t) {
 }
 } // namespace
 
-HalidePipeline build_reference_pipeline(const std::string &generator, const ParamMap &params) {
-    HalidePipeline p = build_halide_pipeline(generator, params);
-    std::set<std::string> outputs;
+void compute_intermediates_at_root(HalidePipeline &p, bool reductions_only) {
+    std::vector<Halide::Internal::Function> outs;
+    std::set<std::string> out_names;
     for (const auto &o : p.outputs) {
-        outputs.insert(o.func.name());
+        outs.push_back(o.func.function());
+        out_names.insert(o.func.name());
     }
-    for (const auto &o : p.outputs) {
-        for (const auto &[name, f] : Halide::Internal::find_transitive_calls(o.func.function())) {
-            if (!outputs.count(name) && !f.updates().empty()) {
-                Func(f).compute_root();
-            }
+    for (auto &[name, f] : Halide::Internal::build_environment(outs)) {
+        if (!out_names.count(name) && (!reductions_only || !f.updates().empty())) {
+            Func(f).compute_root();
         }
     }
+}
+
+HalidePipeline build_reference_pipeline(const std::string &generator, const ParamMap &params) {
+    HalidePipeline p = build_halide_pipeline(generator, params);
+    compute_intermediates_at_root(p, true);
     return p;
 }
 

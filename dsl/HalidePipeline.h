@@ -51,6 +51,10 @@ HalidePipeline build_halide_pipeline(const std::string &generator, const ParamMa
  * each reduction still runs its own loop in order. */
 HalidePipeline build_reference_pipeline(const std::string &generator, const ParamMap &params);
 
+/** Schedules every Func of the pipeline but its outputs `compute_root`: all
+ * of them, or only those with update definitions (reductions). */
+void compute_intermediates_at_root(HalidePipeline &p, bool reductions_only);
+
 /** Runs the pipeline on the host CPU through Halide's JIT with the given
  * inputs (matched by name) and returns the outputs. */
 std::vector<Tensor> run_on_cpu(HalidePipeline &p, const std::vector<Tensor> &inputs);

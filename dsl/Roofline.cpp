@@ -163,19 +163,7 @@ Roofline compute_roofline(const std::string &generator, const ParamMap &params, 
     // inlined into every use and a reduction recomputed at its consumer's
     // innermost loop (softmax's row max and sum once per element, COLS times
     // the work), which counts a schedule's redundancy as the algorithm's.
-    {
-        std::vector<Function> outs;
-        std::set<std::string> out_names;
-        for (const auto &o : p.outputs) {
-            outs.push_back(o.func.function());
-            out_names.insert(o.func.name());
-        }
-        for (auto &kv : build_environment(outs)) {
-            if (!out_names.count(kv.first)) {
-                Func(kv.second).compute_root();
-            }
-        }
-    }
+    compute_intermediates_at_root(p, false);
     LoweredPipeline lp = lower_pipeline(p, ScheduleSpec{}, arch);
     std::vector<isa::ArgDesc> args;
     for (const auto &i : lp.inputs) {

@@ -283,6 +283,18 @@ std::optional<int64_t> linear_coefficient(const Expr &e, const std::string &var)
 }
 } // namespace
 
+std::set<std::string> variables_of(const Expr &e) {
+    struct Vars : public Halide::Internal::IRGraphVisitor {
+        std::set<std::string> names;
+        using Halide::Internal::IRGraphVisitor::visit;
+        void visit(const Halide::Internal::Variable *op) override { names.insert(op->name); }
+    } v;
+    if (e.defined()) {
+        e.accept(&v);
+    }
+    return v.names;
+}
+
 std::vector<Stmt> flatten(const Stmt &s) {
     std::vector<Stmt> out;
     std::vector<Stmt> todo{s};

@@ -25,6 +25,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -164,6 +165,9 @@ Halide::Type halide_type_of(DType t);
  * (index == index[var := 0] + c * var, proved); nullopt otherwise. An undefined
  * index has coefficient 0. */
 std::optional<int64_t> affine_coefficient(const Expr &index, const std::string &var);
+
+/** The names of the variables an expression reads (load indices included). */
+std::set<std::string> variables_of(const Expr &e);
 
 /** The statements of a (nested) Block in order; any other statement alone. */
 std::vector<Stmt> flatten(const Stmt &s);

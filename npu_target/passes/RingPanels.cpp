@@ -73,15 +73,6 @@ private:
     }
 };
 
-class FreeVars : public IRGraphVisitor {
-public:
-    std::set<std::string> names;
-
-private:
-    using IRGraphVisitor::visit;
-    void visit(const Variable *op) override { names.insert(op->name); }
-};
-
 int64_t const_of(const Expr &e) {
     const int64_t *v = as_const_int(e);
     return v ? *v : -1;
@@ -248,8 +239,6 @@ private:
         if (total != b.elems) {
             return std::nullopt;
         }
-        FreeVars fv;
-        wd->src.index.accept(&fv);
         std::set<std::string> loops;
         for (const For *l : path_) {
             if (l) {
@@ -257,7 +246,7 @@ private:
             }
         }
         loops.insert(kCoreIdVar);
-        for (const auto &n : fv.names) {
+        for (const auto &n : nir::variables_of(wd->src.index)) {
             if (!loops.count(n)) {
                 return std::nullopt;
             }
@@ -311,12 +300,20 @@ private:
             return std::nullopt;
         }
         // Slots: as many as fit (allocate_buffers decides), at most two panels.
+        // Fitting is monotone in the slot count: binary search for the largest.
         const int64_t elems = b.elems;
-        for (int64_t s = 2 * p.pieces; s > p.pieces && p.slots == 0; s--) {
+        auto fits = [&](int64_t slots) {
             nir::NpuModule trial = m_;
-            trial.buffers.at(op->name).elems = s * p.slot_elems;
-            if (allocate_buffers(trial).overflow_message.empty()) {
-                p.slots = s;
+            trial.buffers.at(op->name).elems = slots * p.slot_elems;
+            return allocate_buffers(trial).overflow_message.empty();
+        };
+        for (int64_t lo = p.pieces + 1, hi = 2 * p.pieces; lo <= hi;) {
+            const int64_t mid = (lo + hi) / 2;
+            if (fits(mid)) {
+                p.slots = mid;
+                lo = mid + 1;
+            } else {
+                hi = mid - 1;
             }
         }
         if (p.slots == 0) {

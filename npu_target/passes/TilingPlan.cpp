@@ -40,16 +40,6 @@ class Zero : public IRMutator {
     Expr visit(const Variable *op) override { return make_zero(op->type); }
 };
 
-/** The names of the variables an expression reads. */
-class Vars : public IRVisitor {
-public:
-    std::set<std::string> names;
-
-private:
-    using IRVisitor::visit;
-    void visit(const Variable *op) override { names.insert(op->name); }
-};
-
 /** The copy-rotation term of a multi-buffered buffer, ((counter % N) * copy), -> 0:
  * which copy is used says nothing about where the box sits. */
 class DropRotation : public IRMutator {
@@ -216,9 +206,7 @@ private:
             }
         }
         // Any other variable left in the offset (a scalar loaded at run time) makes the position unknown.
-        Vars vars;
-        index.accept(&vars);
-        for (const auto &v : vars.names) {
+        for (const auto &v : nir::variables_of(index)) {
             if (!loop_names.count(v)) {
                 return std::nullopt;
             }

@@ -4,6 +4,7 @@
 #include "dsl/NpuCompile.h"
 #include "npu_target/common/Error.h"
 #include "npu_target/passes/CheckHazards.h"
+#include "tests/backend/HazardMessage.h"
 #include "samples/gemm/GemmSchedules.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <optional>
 
 using namespace tessel;
+using tessel::test::hazard_message;
 using namespace Halide;
 using namespace Halide::Internal;
 
@@ -62,15 +64,6 @@ nir::NpuModule synced_gemm_buffers(int buffers) {
     opt.stop_after = "insert_sync";
     NpuBuild b = build_npu(p, gemm_ascend_tensorized(16, 16, 16, buffers), keep, opt);
     return b.backend.module;
-}
-
-std::string hazard_message(const nir::NpuModule &m) {
-    try {
-        check_hazards(m);
-    } catch (const tessel::InternalError &e) {
-        return e.what();
-    }
-    return "";
 }
 
 nir::NpuModule synced_gemm() {

@@ -9,6 +9,7 @@
 #include "dsl/NpuCompile.h"
 #include "npu_target/common/Error.h"
 #include "npu_target/passes/CheckHazards.h"
+#include "tests/backend/HazardMessage.h"
 #include "tests/backend/NpuHarness.h"
 
 #include <gtest/gtest.h>
@@ -65,15 +66,6 @@ nir::NpuModule synced_panel_gemm() {
     PassOptions opt;
     opt.stop_after = "insert_sync";
     return build_npu(p, sample_schedule("gemm/schedules/ascend_panel.json"), keep, opt).backend.module;
-}
-
-std::string hazard_message(const nir::NpuModule &m) {
-    try {
-        check_hazards(m);
-    } catch (const tessel::InternalError &e) {
-        return e.what();
-    }
-    return "";
 }
 
 bool ring_flag(const nir::SyncOp &s, const nir::BufferInfo &b) {
