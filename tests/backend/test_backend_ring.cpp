@@ -198,3 +198,19 @@ TEST(RingPanels, WaitAfterTheReadIsARace) {
     std::string msg = hazard_message(m);
     EXPECT_NE(msg.find("(RAW)"), std::string::npos) << msg;
 }
+
+// Only optimisation passes can be left out: skipping one the program needs is
+// refused, naming the pass and the ones that may be skipped.
+TEST(RingPanels, SkippingARequiredPassIsRefused) {
+    static ArchSpec keep = load_arch("ascend-like");
+    HalidePipeline p = build_halide_pipeline("gemm", kGemm);
+    PassOptions opt;
+    opt.skip = {"insert_sync"};
+    try {
+        build_npu(p, sample_schedule("gemm/schedules/ascend_panel.json"), keep, opt);
+        ADD_FAILURE() << "skipping insert_sync was accepted";
+    } catch (const tessel::UserError &e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "--skip-pass=insert_sync: only optimisation passes can be skipped; they are: ring_panels");
+    }
+}
