@@ -166,6 +166,11 @@ Halide::Type halide_type_of(DType t);
  * index has coefficient 0. */
 std::optional<int64_t> affine_coefficient(const Expr &index, const std::string &var);
 
+/** The integer value of an index or condition for the loop values in `env`
+ * (Halide's division and modulo round toward minus infinity); nullopt when it
+ * depends on anything else (a load, a float, an unknown variable). */
+std::optional<int64_t> eval_int(const Expr &e, const std::map<std::string, int64_t> &env);
+
 /** The names of the variables an expression reads (load indices included). */
 std::set<std::string> variables_of(const Expr &e);
 

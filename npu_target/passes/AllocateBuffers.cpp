@@ -24,7 +24,7 @@ std::string kib(int64_t bytes) {
 
 class Allocator : public IRVisitor {
 public:
-    explicit Allocator(nir::NpuModule &m) : m_(m) {}
+    Allocator(nir::NpuModule &m, const StartChooser &choose) : m_(m), choose_(choose) {}
 
 private:
     nir::NpuModule &m_;
@@ -32,6 +32,7 @@ private:
     std::map<std::string, std::vector<std::string>> live_; // level -> live buffers (for messages)
     int64_t counter_ = 0;
     std::set<std::string> held_; // placed at their rotation scope
+    const StartChooser &choose_;
     using IRVisitor::visit;
 
     void visit(const Evaluate *op) override {
@@ -41,6 +42,13 @@ private:
     void visit(const Store *op) override {
         counter_++;
         IRVisitor::visit(op);
+    }
+    std::map<std::string, int64_t> offsets_of(const std::vector<std::string> &names) const {
+        std::map<std::string, int64_t> r;
+        for (const auto &n : names) {
+            r[n] = m_.buffers.at(n).offset;
+        }
+        return r;
     }
     // Places `name` on top of its level's stack and opens its lifetime.
     nir::BufferLifetime place(const std::string &name) {
@@ -72,6 +80,9 @@ private:
                 m_.overflow_message = os.str();
             }
             overflow = true;
+        }
+        if (!overflow) {
+            at = choose_ ? choose_(name, at, total, L, align, offsets_of(live_[b.level])) : at;
         }
         b.offset = at;
         top_[b.level] = at + total;
@@ -129,11 +140,14 @@ private:
 
 } // namespace
 
-nir::NpuModule allocate_buffers(const nir::NpuModule &m) {
+nir::NpuModule allocate_buffers(const nir::NpuModule &m) { return allocate_buffers(m, StartChooser()); }
+
+nir::NpuModule allocate_buffers(const nir::NpuModule &m, const StartChooser &choose) {
     nir::NpuModule r = m;
     r.lifetimes.clear();
     r.level_peak_bytes.clear();
-    Allocator a(r);
+    r.overflow_message.clear();
+    Allocator a(r, choose);
     r.body.accept(&a);
     return r;
 }

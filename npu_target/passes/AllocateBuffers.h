@@ -10,9 +10,21 @@
 
 #include "npu_target/ir/NpuIR.h"
 
+#include <functional>
+#include <map>
+#include <string>
+
 namespace tessel {
 
+/** Where a buffer of `total` bytes in `level` starts, given the first aligned
+ * free byte `at` and the offsets of the level's live buffers; it must return a
+ * multiple of `align` >= at (e.g. bank_placement's choice). */
+using StartChooser = std::function<int64_t(const std::string &name, int64_t at, int64_t total, const MemoryLevel &level,
+                                           int64_t align, const std::map<std::string, int64_t> &live_offsets)>;
+
 nir::NpuModule allocate_buffers(const nir::NpuModule &m);
+/** The same allocation with each buffer's start chosen by `choose`. */
+nir::NpuModule allocate_buffers(const nir::NpuModule &m, const StartChooser &choose);
 
 } // namespace tessel
 

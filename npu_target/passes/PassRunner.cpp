@@ -9,6 +9,7 @@
 #include "npu_target/lower/Specialize.h"
 #include "npu_target/lower/SplitCores.h"
 #include "npu_target/passes/AllocateBuffers.h"
+#include "npu_target/passes/BankPlacement.h"
 #include "npu_target/passes/BufferCredits.h"
 #include "npu_target/passes/CheckHazards.h"
 #include "npu_target/passes/InsertSync.h"
@@ -40,7 +41,9 @@ const std::vector<Pass> &pass_table() {
         {{"fold_vector_loops", "loops around vector operations become the operations' repeat count"}, fold_vector_loops},
         {{"multi_buffer", "buffers=N: N copies rotating with the loop they are staged at"}, multi_buffer},
         {{"ring_panels", "single-copy panels reloaded per loop iteration: pieces in a ring of slots, the next panel's loaded during this one", true}, ring_panels},
-        {{"allocate_buffers", "byte offsets per level with lifetimes; overflow is an error"}, allocate_buffers},
+        {{"allocate_buffers", "byte offsets per level with lifetimes; overflow is an error"},
+         [](const nir::NpuModule &m) { return allocate_buffers(m); }},
+        {{"bank_placement", "allocates again, each vector-level buffer started where its vector operations conflict least on the banks", true}, bank_placement},
         {{"insert_buffer_credits", "multi-buffered copies: flags as credits so the writer runs ahead"}, insert_buffer_credits},
         {{"insert_sync", "set_flag/wait_flag and barriers for every cross-pipe dependency"}, insert_sync},
         {{"check_hazards", "every cross-pipe RAW/WAR/WAW is ordered by the syncs in the IR, else the compile fails"}, check_hazards},

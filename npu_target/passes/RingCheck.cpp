@@ -18,65 +18,7 @@ namespace {
 
 using Env = std::map<std::string, int64_t>;
 
-int64_t floor_div(int64_t a, int64_t b) {
-    int64_t q = a / b;
-    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
-// Integer value of an index or condition for the loop values in `env`
-// (Halide's division and modulo round toward minus infinity); nullopt when
-// it depends on anything else.
-std::optional<int64_t> eval(const Expr &e, const Env &env) {
-    if (const int64_t *c = as_const_int(e)) {
-        return *c;
-    }
-    if (const uint64_t *u = as_const_uint(e)) {
-        return static_cast<int64_t>(*u);
-    }
-    if (const Variable *v = e.as<Variable>()) {
-        auto it = env.find(v->name);
-        return it == env.end() ? std::nullopt : std::optional<int64_t>(it->second);
-    }
-    if (const Cast *c = e.as<Cast>()) {
-        return c->type.is_int() || c->type.is_uint() ? eval(c->value, env) : std::nullopt;
-    }
-    if (const Not *n = e.as<Not>()) {
-        auto a = eval(n->a, env);
-        return a ? std::optional<int64_t>(!*a) : std::nullopt;
-    }
-    if (const Select *s = e.as<Select>()) {
-        auto c = eval(s->condition, env);
-        return c ? eval(*c ? s->true_value : s->false_value, env) : std::nullopt;
-    }
-    auto binary = [&](const Expr &x, const Expr &y, auto f) -> std::optional<int64_t> {
-        auto a = eval(x, env), b = eval(y, env);
-        return a && b ? f(*a, *b) : std::nullopt;
-    };
-    if (const Add *o = e.as<Add>()) return binary(o->a, o->b, [](int64_t a, int64_t b) -> std::optional<int64_t> { return a + b; });
-    if (const Sub *o = e.as<Sub>()) return binary(o->a, o->b, [](int64_t a, int64_t b) -> std::optional<int64_t> { return a - b; });
-    if (const Mul *o = e.as<Mul>()) return binary(o->a, o->b, [](int64_t a, int64_t b) -> std::optional<int64_t> { return a * b; });
-    if (const Div *o = e.as<Div>()) {
-        return binary(o->a, o->b, [](int64_t a, int64_t b) -> std::optional<int64_t> {
-            return b == 0 ? std::optional<int64_t>(0) : floor_div(a, b);
-        });
-    }
-    if (const Mod *o = e.as<Mod>()) {
-        return binary(o->a, o->b, [](int64_t a, int64_t b) -> std::optional<int64_t> {
-            return b == 0 ? std::optional<int64_t>(0) : a - floor_div(a, b) * b;
-        });
-    }
-    if (const Min *o = e.as<Min>()) return binary(o->a, o->b, [](int64_t a, int64_t b) -> std::optional<int64_t> { return std::min(a, b); });
-    if (const Max *o = e.as<Max>()) return binary(o->a, o->b, [](int64_t a, int64_t b) -> std::optional<int64_t> { return std::max(a, b); });
-    if (const EQ *o = e.as<EQ>()) return binary(o->a, o->b, [](int64_t a, int64_t b) -> std::optional<int64_t> { return a == b; });
-    if (const NE *o = e.as<NE>()) return binary(o->a, o->b, [](int64_t a, int64_t b) -> std::optional<int64_t> { return a != b; });
-    if (const LT *o = e.as<LT>()) return binary(o->a, o->b, [](int64_t a, int64_t b) -> std::optional<int64_t> { return a < b; });
-    if (const LE *o = e.as<LE>()) return binary(o->a, o->b, [](int64_t a, int64_t b) -> std::optional<int64_t> { return a <= b; });
-    if (const GT *o = e.as<GT>()) return binary(o->a, o->b, [](int64_t a, int64_t b) -> std::optional<int64_t> { return a > b; });
-    if (const GE *o = e.as<GE>()) return binary(o->a, o->b, [](int64_t a, int64_t b) -> std::optional<int64_t> { return a >= b; });
-    if (const And *o = e.as<And>()) return binary(o->a, o->b, [](int64_t a, int64_t b) -> std::optional<int64_t> { return a && b; });
-    if (const Or *o = e.as<Or>()) return binary(o->a, o->b, [](int64_t a, int64_t b) -> std::optional<int64_t> { return a || b; });
-    return std::nullopt;
-}
+std::optional<int64_t> eval(const Expr &e, const Env &env) { return nir::eval_int(e, env); }
 
 // The statement sequence (a flattened Block) that holds the loop `name`.
 class FindSequence : public IRVisitor {

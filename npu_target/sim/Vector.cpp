@@ -7,6 +7,7 @@
 // to int64 first, then wrap); fp16/bf16 are computed in binary32 and rounded to
 // nearest even when stored.
 
+#include "npu_target/arch/BankModel.h"
 #include "npu_target/sim/Elements.h"
 #include "npu_target/sim/Machine.h"
 
@@ -198,86 +199,6 @@ int32_t requantize(int32_t a, int32_t mult, int shift, int32_t zp, DType out) {
 
 // ---- the vector unit -----------------------------------------------------------
 
-namespace {
-
-struct BankOperand {
-    uint64_t addr;
-    int64_t s, rs;
-    int esz;
-    bool write;
-};
-
-/** Extra cycles of one repeat from bank conflicts (0 when every group serves
- * its accesses in one cycle). Model: docs/simulator.md "Vector unit". */
-uint64_t repeat_conflict(const MemoryLevel &lv, const BankOperand *ops, int nops, int64_t r, int64_t i0, int64_t i1) {
-    const int groups = lv.bank_groups, nb = lv.bank_groups * lv.banks_per_group;
-    const uint64_t row = static_cast<uint64_t>(lv.bank_row_bytes);
-    int reads[64], writes[64];
-    int bank_r[256], bank_w[256], bank_rw_same[256];
-    int64_t last_r_block[256], last_w_block[256];
-    std::fill(reads, reads + groups, 0);
-    std::fill(writes, writes + groups, 0);
-    std::fill(bank_r, bank_r + nb, 0);
-    std::fill(bank_w, bank_w + nb, 0);
-    std::fill(bank_rw_same, bank_rw_same + nb, 0);
-    std::fill(last_r_block, last_r_block + nb, -1);
-    std::fill(last_w_block, last_w_block + nb, -1);
-    for (int o = 0; o < nops; ++o) {
-        const BankOperand &op = ops[o];
-        int64_t prev = -1;
-        auto touch = [&](int64_t block) {
-            if (block == prev) {
-                return;
-            }
-            prev = block;
-            int bank = static_cast<int>(block % nb), g = bank % groups;
-            if (op.write) {
-                if (last_w_block[bank] == block) {
-                    return;
-                }
-                last_w_block[bank] = block;
-                writes[g]++;
-                bank_w[bank]++;
-                if (last_r_block[bank] == block) {
-                    bank_rw_same[bank]++;
-                }
-            } else {
-                if (last_r_block[bank] == block) {
-                    return;
-                }
-                last_r_block[bank] = block;
-                reads[g]++;
-                bank_r[bank]++;
-                if (last_w_block[bank] == block) {
-                    bank_rw_same[bank]++;
-                }
-            }
-        };
-        uint64_t base = op.addr + static_cast<uint64_t>(r * op.rs * op.esz);
-        if (op.s == 1 || op.s == 0) {
-            uint64_t lo = base + static_cast<uint64_t>(i0 * op.s * op.esz);
-            uint64_t hi = base + static_cast<uint64_t>(((i1 - 1) * op.s + 1) * op.esz);
-            for (uint64_t b = lo / row; b <= (hi - 1) / row; ++b) {
-                touch(static_cast<int64_t>(b));
-            }
-        } else {
-            for (int64_t i = i0; i < i1; ++i) {
-                touch(static_cast<int64_t>((base + static_cast<uint64_t>(i * op.s * op.esz)) / row));
-            }
-        }
-    }
-    int worst = 1;
-    for (int g = 0; g < groups; ++g) {
-        worst = std::max({worst, reads[g], writes[g]});
-    }
-    for (int b = 0; b < nb; ++b) {
-        worst = std::max(worst, bank_r[b] + bank_w[b] - bank_rw_same[b]);
-    }
-    return static_cast<uint64_t>(worst - 1);
-}
-
-} // namespace
-
 uint64_t Machine::exec_vector(Core &c, const isa::Instr &in, const Queued &q, Range *ranges, int &nr,
                               uint64_t &conflict_cycles, int64_t &bytes) {
     const uint32_t pc = q.pc;
@@ -394,13 +315,12 @@ uint64_t Machine::exec_vector(Core &c, const isa::Instr &in, const Queued &q, Ra
     uint64_t cycles = static_cast<uint64_t>(rows * reps_per_row) * cpr;
     conflict_cycles = 0;
     const MemoryLevel &lv = arch.memories[lvl];
-    if (lv.bank_groups > 0 && lv.banks_per_group > 0 && lv.bank_row_bytes > 0 && lv.bank_groups <= 64 &&
-        lv.bank_groups * lv.banks_per_group <= 256 && n > 0) {
-        BankOperand bo[3];
+    if (has_bank_model(lv) && n > 0) {
+        BankAccess bo[3];
         for (int i = 0; i < ns; ++i) {
-            bo[i] = BankOperand{static_cast<uint64_t>(specs[i].addr), specs[i].s, specs[i].rs, specs[i].esz, specs[i].write};
+            bo[i] = BankAccess{static_cast<uint64_t>(specs[i].addr), specs[i].s, specs[i].rs, specs[i].esz, specs[i].write};
             if (reduce && i == 0) {
-                bo[i].s = 0;
+                bo[i].stride = 0;
             }
         }
         // Reads first, then the write (the order changes nothing but keeps dedup simple).
@@ -409,28 +329,28 @@ uint64_t Machine::exec_vector(Core &c, const isa::Instr &in, const Queued &q, Ra
         // offset within one bank period and the others' distances to it (memoised).
         bool dense = true;
         for (int i = 0; i < ns; ++i) {
-            dense = dense && (bo[i].s == 0 || bo[i].s == 1);
+            dense = dense && (bo[i].stride == 0 || bo[i].stride == 1);
         }
         const int64_t period = int64_t(lv.bank_row_bytes) * lv.bank_groups * lv.banks_per_group;
         for (int r = 0; r < rows; ++r) {
             for (int64_t j = 0; j < reps_per_row; ++j) {
                 int64_t i0 = j * per_repeat, i1 = std::min(n, i0 + per_repeat);
                 if (!dense) {
-                    conflict_cycles += repeat_conflict(lv, bo, ns, r, i0, i1);
+                    conflict_cycles += bank_conflict_cycles(lv, bo, ns, r, i0, i1);
                     continue;
                 }
                 ConflictKey key{};
                 int64_t lo0 = 0;
                 for (int i = 0; i < ns; ++i) {
-                    int64_t lo = static_cast<int64_t>(bo[i].addr) + (r * bo[i].rs + i0 * bo[i].s) * bo[i].esz;
-                    int64_t len = ((i1 - i0 - 1) * bo[i].s + 1) * bo[i].esz;
+                    int64_t lo = static_cast<int64_t>(bo[i].addr) + (r * bo[i].row_stride + i0 * bo[i].stride) * bo[i].esz;
+                    int64_t len = ((i1 - i0 - 1) * bo[i].stride + 1) * bo[i].esz;
                     if (i == 0) {
                         lo0 = lo;
                         key.v[0] = ((lo % period) + period) % period;
                     } else {
                         key.v[i] = lo - lo0;
                     }
-                    key.v[3] = key.v[3] * 4099 + (len << 2) + (bo[i].write ? 2 : 0) + bo[i].s;
+                    key.v[3] = key.v[3] * 4099 + (len << 2) + (bo[i].write ? 2 : 0) + bo[i].stride;
                 }
                 key.v[4] = ns;
                 uint64_t h = 0;
@@ -441,7 +361,7 @@ uint64_t Machine::exec_vector(Core &c, const isa::Instr &in, const Queued &q, Ra
                 if (!(slot.valid && slot.key.v == key.v)) {
                     slot.key = key;
                     slot.valid = true;
-                    slot.extra = repeat_conflict(lv, bo, ns, r, i0, i1);
+                    slot.extra = bank_conflict_cycles(lv, bo, ns, r, i0, i1);
                 }
                 conflict_cycles += slot.extra;
             }

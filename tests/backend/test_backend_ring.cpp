@@ -211,6 +211,6 @@ TEST(RingPanels, SkippingARequiredPassIsRefused) {
         ADD_FAILURE() << "skipping insert_sync was accepted";
     } catch (const tessel::UserError &e) {
         EXPECT_EQ(std::string(e.what()),
-                  "--skip-pass=insert_sync: only optimisation passes can be skipped; they are: ring_panels");
+                  "--skip-pass=insert_sync: only optimisation passes can be skipped; they are: ring_panels, bank_placement");
     }
 }

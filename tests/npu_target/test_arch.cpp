@@ -2,6 +2,7 @@
 // the field path and the problem.
 #include <unistd.h>
 #include "npu_target/arch/ArchSpec.h"
+#include "npu_target/arch/BankModel.h"
 #include "npu_target/common/Error.h"
 
 #include <gtest/gtest.h>
@@ -238,4 +239,26 @@ TEST(ArchSpec, ValidationErrorsNameFieldAndProblem) {
     }
     // The unmodified preset passes (so each case above fails for its own reason).
     EXPECT_EQ(error_of(preset_json("ascend-like")), "");
+}
+
+// The bank model (arch/BankModel.h), one repeat of 256 bytes on ascend-like's
+// UB (16 groups x 3 banks of 32-byte rows): a read and a write walking the
+// same banks in step cost a cycle per repeat, the same two 256 bytes apart
+// cost nothing, and a stride-0 read in a group the other read covers costs a
+// cycle.
+TEST(BankModel, ConflictsOfOneRepeat) {
+    const ArchSpec a = load_arch("ascend-like");
+    const MemoryLevel &ub = *a.find_level("UB");
+    ASSERT_TRUE(has_bank_model(ub));
+    const uint64_t period = 16 * 3 * 32;
+    BankAccess same[2] = {{0, 1, 0, 2, false}, {period, 1, 0, 2, true}};
+    EXPECT_EQ(bank_conflict_cycles(ub, same, 2, 0, 0, 128), 1u);
+    BankAccess apart[2] = {{0, 1, 0, 2, false}, {period + 256, 1, 0, 2, true}};
+    EXPECT_EQ(bank_conflict_cycles(ub, apart, 2, 0, 0, 128), 0u);
+    BankAccess in_place[2] = {{0, 1, 0, 2, false}, {0, 1, 0, 2, true}};
+    EXPECT_EQ(bank_conflict_cycles(ub, in_place, 2, 0, 0, 128), 0u);
+    BankAccess bcast_hit[2] = {{0, 1, 0, 2, false}, {period + 3 * 32, 0, 0, 2, false}};
+    EXPECT_EQ(bank_conflict_cycles(ub, bcast_hit, 2, 0, 0, 128), 1u);
+    BankAccess bcast_miss[2] = {{0, 1, 0, 2, false}, {period + 8 * 32, 0, 0, 2, false}};
+    EXPECT_EQ(bank_conflict_cycles(ub, bcast_miss, 2, 0, 0, 128), 0u);
 }
