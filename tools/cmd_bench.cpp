@@ -120,8 +120,9 @@ const std::vector<BenchCase> &cases() {
         {"LayerNorm", "layernorm", {{"ROWS", "64"}, {"COLS", "1024"}, {"dtype", "fp16"}}, "64x1024",
          "ascend-like", "layernorm/schedules/ascend_reduce.json", false, false, kMemGoal, true},
         // ---- attention ----
-        {"attention (flash)", "attention", {{"S", "64"}, {"L", "512"}, {"D", "64"}, {"BK", "64"}},
-         "S64 L512 D64 BK64", "ascend-like", "attention/schedules/ascend_flash.json", false, false, kAttentionGoal, true,
+        {"attention (flash)", "attention", {{"S", "1024"}, {"L", "2048"}, {"D", "64"}, {"BK", "256"}},
+         "S1024 L2048 D64 BK256", "ascend-like", "attention/schedules/ascend_flash_bk256.json", false, false,
+         kAttentionGoal, false,
          "fp16"},
         // ---- classic Halide pipeline ----
         {"blur 3x3", "blur", {{"W", "1024"}, {"H", "256"}, {"dtype", "fp16"}}, "1024x256", "ascend-like",
