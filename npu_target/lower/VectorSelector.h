@@ -57,18 +57,7 @@ public:
         out.stride = dst_stride;
         // The destination doubles as the first intermediate's storage (the
         // operations then run in place) unless the expression reads it.
-        struct Reads : public IRVisitor {
-            std::string name;
-            bool found = false;
-            using IRVisitor::visit;
-            void visit(const Load *l) override {
-                found = found || l->name == name;
-                IRVisitor::visit(l);
-            }
-        } reads;
-        reads.name = dst.buffer;
-        value.accept(&reads);
-        dst_reusable_ = !reads.found && dst_stride != 0;
+        dst_reusable_ = !reads_buffer(value, dst.buffer) && dst_stride != 0;
         emit(value, &out);
         return true;
     }
@@ -99,6 +88,32 @@ private:
                !(x.as<Broadcast>());
     }
     std::map<std::string, Operand> bound_;
+
+    // Whether x reads exactly the destination's elements (the accumulator of
+    // an update d = d + y * z): same buffer, same first element, same stride.
+    static bool is_dst_itself(const Expr &x, const Operand *dst) {
+        const Load *l = x.as<Load>();
+        const Ramp *r = l ? l->index.as<Ramp>() : nullptr;
+        const int64_t *s = r ? as_const_int(r->stride) : nullptr;
+        return s && !dst->is_scalar && l->name == dst->ref.buffer && is_const_one(l->predicate) &&
+               *s == dst->stride && dst->stride != 0 && dst->ref.index.defined() &&
+               (equal(r->base, dst->ref.index) || can_prove(r->base == dst->ref.index));
+    }
+    // Whether e loads from buffer `name`.
+    static bool reads_buffer(const Expr &e, const std::string &name) {
+        struct Reads : public IRVisitor {
+            const std::string *name;
+            bool found = false;
+            using IRVisitor::visit;
+            void visit(const Load *l) override {
+                found = found || l->name == *name;
+                IRVisitor::visit(l);
+            }
+        } reads;
+        reads.name = &name;
+        e.accept(&reads);
+        return reads.found;
+    }
 
     template <typename F>
     void with_binding(const std::string &name, const Operand &value, F body) {
@@ -453,11 +468,18 @@ private:
                     const Expr sc = bc ? bc->value : o;
                     return sc.type().is_scalar() && !vector_level_scalar_load(sc);
                 };
-                if (!yz || !into_dst(x, e, dst) || yz->type != e.type() || broadcast_scalar(yz->a) ||
+                // x is either computed into the destination first, or is the
+                // destination itself (an accumulation d = d + y * z, whose
+                // multiplication must then not read d).
+                const bool accumulate = yz && is_dst_itself(x, dst) && !reads_buffer(yz->a, dst->ref.buffer) &&
+                                        !reads_buffer(yz->b, dst->ref.buffer);
+                if (!yz || !(accumulate || into_dst(x, e, dst)) || yz->type != e.type() || broadcast_scalar(yz->a) ||
                     broadcast_scalar(yz->b)) {
                     continue;
                 }
-                emit(x, dst);
+                if (!accumulate) {
+                    emit(x, dst);
+                }
                 Operand oy = operand(yz->a), oz = operand(yz->b);
                 nir::VecOp v = base(Op::VMULADD, t, *dst);
                 v.a = oy.ref;

@@ -526,6 +526,44 @@ TEST(VectorLets, TupleUpdateKeepsTheOldStateAndVerifies) {
     EXPECT_EQ(exps, 3) << failure(r);
 }
 
+// ---------------------------------------------------------------- depthwise: accumulation and widening
+
+// The depthwise update acc = acc + cast(in) * cast(w) accumulates into the
+// buffer it reads: one VMULADD per tap (d = d + a * b, rounded as the separate
+// multiply and add), not a VMUL into scratch and a VADD. The staged input is
+// read through the same widening cast under all nine taps: it is widened once
+// per band after its DMA (".wide"), so the taps read the wide copy and no
+// cast runs per tap; int8's exact int16 product (Halide's int32(int16(in) *
+// int16(w))) becomes an int32 product, so int8 takes the same VMULADD.
+TEST(DepthwiseVector, OneMultiplyAddPerTapAndTheInputWidenedOncePerBand) {
+    for (const char *dt : {"fp16", "int8"}) {
+        const double tol = std::string(dt) == "fp16" ? 1e-4 : 0;
+        // Two bands of two output rows, nine taps, each tap one folded instruction per band row.
+        NpuRun r = run_npu("depthwise", {{"H", "4"}, {"W", "6"}, {"C", "128"}, {"dtype", dt}},
+                           sample_schedule("depthwise/schedules/ascend_bands.json"), "ascend-like", fresh_seed(), tol,
+                           tol);
+        EXPECT_EQ(r.cmp.mismatches, 0) << dt << " " << failure(r);
+        EXPECT_EQ(executed(r, isa::Op::VMULADD), 2u * 2u * 9u) << dt << " " << failure(r);
+        EXPECT_EQ(executed(r, isa::Op::VMUL), 0u) << dt << " " << failure(r);
+        EXPECT_EQ(executed(r, isa::Op::VADD), 0u) << dt << " " << failure(r);
+        bool widened = false;
+        for (const auto &[name, b] : r.backend.module.buffers) {
+            widened = widened || (name.rfind("in_", 0) == 0 && name.find(".wide") != std::string::npos);
+        }
+        EXPECT_TRUE(widened) << dt << " " << failure(r);
+        // The casts of many rows: the input's, one folded VCAST per band (4
+        // input rows x 8 columns), and the filter's, staged once and widened
+        // once (9 taps as 9 rows); before, one per tap and band row (36 of 6
+        // rows each per band). A cast left per tap would run on one row.
+        uint64_t cast_rows = 0;
+        for (const auto &e : r.report.trace) {
+            const isa::Instr &i = r.backend.program.code.at(e.pc);
+            cast_rows += e.op == isa::Op::VCAST && i.rows > 1 ? i.rows : 0;
+        }
+        EXPECT_EQ(cast_rows, 2u * 4u * 8u + 9u) << dt << " " << failure(r);
+    }
+}
+
 // ---------------------------------------------------------------- gemmini-like, auto-int8
 // Both keep their vector unit in the accumulator level ACC. gemmini-like
 // multiplies int8 only and its vector unit has no fp16; auto-int8 multiplies
