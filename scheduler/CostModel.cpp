@@ -381,8 +381,9 @@ Stage mmad_stage(const ArchSpec &a, DType t, int64_t m, int64_t k, int64_t n, in
 }
 
 // conv2d with resident weights (Candidate::band): all weights GM -> mid level
-// once before the first band; per band of B output rows the input band (B + 2
-// rows) GM -> mid, then per tap and row the input row mid -> a level and the
+// once, in pieces of one tap, the first band starting after the first; per band
+// of B output rows the input band (B + 2 rows) GM -> mid, then per tap the
+// band's input rows mid -> a level, per tap and row the
 // product (W pixels x CI) * (CI x CO), per tap the weights mid -> b level
 // (shared by the band's rows), and the band's accumulator back to GM.
 Prediction predict_conv_resident(const SearchSpace &space, const Candidate &c, int bar_iters) {
@@ -394,7 +395,10 @@ Prediction predict_conv_resident(const SearchSpace &space, const Candidate &c, i
     const int64_t bands = p.rows / c.band * p.batch;
     const int64_t steps = bands * p.taps * c.band; // (tap, row) pairs
     const int64_t w_bytes = p.taps * p.K * p.N * sa;
-    const double preload = dma_cycles(a, "GM", mid, 1, w_bytes, w_bytes, 0, 1) + dma_latency(a, "GM", mid);
+    // The weights load in pieces of one tap (ring_panels' load-once form): the
+    // first band starts after the first tap, the rest arrive while it computes.
+    const double w_all = dma_cycles(a, "GM", mid, 1, w_bytes, w_bytes, 0, 1);
+    const double w_tap = dma_cycles(a, "GM", mid, 1, w_bytes / p.taps, w_bytes / p.taps, 0, 1);
     const int64_t row_bytes = p.M * p.K * sa, tap_w = p.K * p.N * sa;
     Stage l0{"load input row, tap weights (" + mid + "->" + mu.a_level + "," + mu.b_level + ")",
              dma_pipe(a, mid, mu.a_level), 0, dma_latency(a, mid, mu.a_level),
@@ -414,6 +418,7 @@ Prediction predict_conv_resident(const SearchSpace &space, const Candidate &c, i
     Stage wb{"write back band (" + mu.c_level + "->GM)", dma_pipe(a, mu.c_level, "GM"),
              dma_cycles(a, mu.c_level, "GM", 1, out_bytes, out_bytes, 0, 1), dma_latency(a, mu.c_level, "GM"), 1};
     PipeResult outer = run_pipeline({load, compute, wb}, bands, 0);
+    const double preload = w_tap + dma_latency(a, "GM", mid) + std::max(0.0, w_all - w_tap - compute.t);
     // Scalar issue (read off the simulator's counts): about 34 instructions per
     // (tap, row) (the input row's copy and the MMAD), 210 per band, 20 more per
     // multi-buffered copy (the copy index from the loops around it), 6 and 5

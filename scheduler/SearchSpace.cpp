@@ -388,11 +388,11 @@ std::map<std::string, int64_t> SearchSpace::footprint(const Candidate &c) const 
     const MatrixUnit &mu = a.matrix;
     if (c.band > 0) {
         // conv2d, resident weights: all taps' weights and an input band (band + 2
-        // rows of W + 2 pixels) in the mid level; per tap and row one input row in
-        // the a level, per tap the weights in the b level; the band's accumulator.
+        // rows of W + 2 pixels) in the mid level; per tap the band's input rows in
+        // the a level and the weights in the b level; the band's accumulator.
         add(mid_, p_.taps * p_.K * p_.N * sa, 1);
         add(mid_, (c.band + 2) * (p_.M + 2) * p_.K * sa, c.mid_buffers);
-        add(mu.a_level, p_.M * p_.K * sa, c.op_buffers);
+        add(mu.a_level, c.band * p_.M * p_.K * sa, c.op_buffers);
         add(mu.b_level, p_.K * p_.N * sa, c.op_buffers);
         add(mu.c_level, c.band * p_.M * p_.N * sacc, c.acc_buffers);
         return f;
@@ -769,7 +769,7 @@ ScheduleSpec SearchSpace::to_spec(const Candidate &c) const {
             s.func("acc").update(0).reorder({"co", "x", "ci", "y", "kx", "ky", "n"}).id("taps_outer");
             s.stage("weights", mid_).at("output", "n").id("w_" + mid_);
             staged(s.stage("input", mid_).at("output", "yo"), c.mid_buffers, "in_" + mid_);
-            staged(s.stage("input", mu.a_level).at("acc", "y"), c.op_buffers, "in_" + mu.a_level);
+            staged(s.stage("input", mu.a_level).at("acc", "kx"), c.op_buffers, "in_" + mu.a_level);
             staged(s.stage("weights", mu.b_level).at("acc", "kx"), c.op_buffers, "w_" + mu.b_level);
             s.func("acc").accumulate_in(mu.c_level, c.acc_buffers).id("acc_" + mu.c_level);
             s.func("acc").update(0).tensorize().id("mmad");

@@ -20,15 +20,22 @@ using Env = std::map<std::string, int64_t>;
 
 std::optional<int64_t> eval(const Expr &e, const Env &env) { return nir::eval_int(e, env); }
 
-// The statement sequence (a flattened Block) that holds the loop `name`.
+// The statement sequence (a flattened Block) that holds the reload loop `loop`;
+// for a panel loaded once (no reload loop), its allocation.
 class FindSequence : public IRVisitor {
 public:
-    explicit FindSequence(const std::string &loop) : loop_(loop) {}
+    FindSequence(const std::string &loop, const std::string &buffer) : loop_(loop), buffer_(buffer) {}
     std::vector<Stmt> sequence;
 
 private:
-    const std::string &loop_;
+    const std::string &loop_, &buffer_;
     using IRVisitor::visit;
+    void visit(const Allocate *op) override {
+        if (loop_.empty() && op->name == buffer_ && sequence.empty()) {
+            sequence = {Stmt(op)};
+        }
+        op->body.accept(this);
+    }
     void visit(const Block *op) override {
         std::vector<Stmt> seq = nir::flatten(op);
         for (const Stmt &s : seq) {
@@ -254,8 +261,12 @@ std::vector<std::string> ring_protocol_violations(const nir::NpuModule &m) {
         if (b.pieces.count < 2) {
             continue;
         }
-        FindSequence f(b.pieces.loop);
+        FindSequence f(b.pieces.loop, name);
         m.body.accept(&f);
+        if (f.sequence.empty() && b.pieces.loop.empty()) {
+            out.push_back("panel " + name + " loaded once in pieces: its allocation is not in the kernel");
+            continue;
+        }
         if (f.sequence.empty()) {
             out.push_back("ring panel " + name + ": its reload loop " + b.pieces.loop + " is not in the kernel");
             continue;

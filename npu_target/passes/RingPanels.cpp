@@ -81,7 +81,7 @@ int64_t const_of(const Expr &e) {
 // The plan for one panel, everything the rewrite needs.
 struct Plan {
     std::string buffer;
-    const For *loop = nullptr; // O
+    const For *loop = nullptr; // O; nullptr: loaded once (no enclosing loop), the pieces only start the reader early
     const Evaluate *writer = nullptr, *reader = nullptr;
     nir::DmaOp load, read;
     Pipe W = Pipe::S, R = Pipe::S;
@@ -123,6 +123,9 @@ private:
             return false;
         }
         const int64_t chunks = b.elems / p.chunk;
+        if (!p.loop && dense_pieces(p, b, chunks)) {
+            return true;
+        }
         p.pieces = choose_pieces(chunks, outer.count, b.elems * b.type.bytes());
         if (p.pieces < 2) {
             return false;
@@ -176,6 +179,35 @@ private:
         p.band_row = row;
         return true;
     }
+    // A load-once panel copied densely (both sides contiguous): a piece may be
+    // any whole number of chunks, re-described as rows of at most the load's
+    // innermost count; as many pieces as chunks allow, each >= kMinPieceBytes.
+    bool dense_pieces(Plan &p, const nir::BufferInfo &b, int64_t chunks) const {
+        const auto &wd = p.load.dims;
+        int64_t run = 1;
+        for (const auto &d : wd) {
+            if (d.dst_stride != run || d.src_stride != run) {
+                return false;
+            }
+            run *= d.count;
+        }
+        p.pieces = choose_pieces(chunks, chunks, b.elems * b.type.bytes());
+        if (p.pieces < 2) {
+            return false;
+        }
+        p.unit = b.elems / p.pieces;
+        int64_t row = std::min(wd[0].count, p.unit);
+        while (p.unit % row != 0) {
+            row--;
+        }
+        if (p.unit / row > m_.arch->engines[p.load.engine].max_count) {
+            return false;
+        }
+        p.slot_elems = p.unit;
+        p.src_step = p.unit;
+        p.dims = {nir::Dim{row, 1, 1}, nir::Dim{p.unit / row, row, row}};
+        return true;
+    }
     // The most pieces (whole chunks, dividing `split` evenly) of at least kMinPieceBytes.
     static int64_t choose_pieces(int64_t chunks, int64_t split, int64_t bytes) {
         for (int64_t n = std::min<int64_t>(kMaxPieces, chunks); n >= 2; n--) {
@@ -188,16 +220,17 @@ private:
 
     std::optional<Plan> plan(const Allocate *op) {
         auto it = m_.buffers.find(op->name);
-        if (it == m_.buffers.end() || it->second.is_arg || it->second.buffers != 1 || path_.empty() ||
-            path_.back() == nullptr) {
+        // Not in a loop: loaded once; the pieces let the reader start after the first.
+        const bool once = path_.empty();
+        if (it == m_.buffers.end() || it->second.is_arg || it->second.buffers != 1 || (!once && path_.back() == nullptr)) {
             return std::nullopt;
         }
         const nir::BufferInfo &b = it->second;
         Plan p;
         p.buffer = op->name;
-        p.loop = path_.back();
+        p.loop = once ? nullptr : path_.back();
         // The reload loop may have a per-core range (split_cores); everything inside is constant.
-        if (p.loop->for_type != ForType::Serial) {
+        if (!once && p.loop->for_type != ForType::Serial) {
             return std::nullopt;
         }
         FindTouches f(m_, op->name);
@@ -287,8 +320,18 @@ private:
             }
             covered *= const_of(walk[i].first->extent);
         }
-        if (!(covered == b.elems ? outer_walk(p, b) : inner_walk(p, b, covered))) {
+        if (!(covered == b.elems ? outer_walk(p, b) : !once && inner_walk(p, b, covered))) {
             return std::nullopt;
+        }
+        if (once) {
+            // One raw flag, no slots beyond the panel, nothing reloaded.
+            p.slots = p.pieces;
+            int &tw = taken_[{p.W, p.R}];
+            if (m_.arch->sync.event_ids_per_pair - 1 - tw < 2) {
+                return std::nullopt;
+            }
+            p.raw = m_.arch->sync.event_ids_per_pair - 1 - tw++;
+            return p;
         }
         // Tiles: the repeat loops run at least twice, so the free slots can be
         // filled before the last tile.
@@ -348,7 +391,38 @@ private:
         return Block::make({flag(isa::Op::WAIT_FLAG, p.R, p.W, p.war), d.make(), flag(isa::Op::SET_FLAG, p.W, p.R, p.raw)});
     }
 
+    // Loaded once: pieces [from, to) in order, each setting the raw flag.
+    Stmt load_once(const Plan &p, int64_t from, int64_t to) const {
+        std::vector<Stmt> s;
+        for (int64_t k = from; k < to; k++) {
+            nir::DmaOp d = p.load;
+            d.dst.index = i32(k * p.unit);
+            d.src.index = simplify(p.load.src.index + i32(k * p.src_step));
+            d.dims = p.dims;
+            s.push_back(d.make());
+            s.push_back(flag(isa::Op::SET_FLAG, p.W, p.R, p.raw));
+        }
+        return Block::make(s);
+    }
+    // Loaded once: the first read of each piece (in the first tile) waits for
+    // it. The first piece is loaded where the panel was; the others are queued
+    // as the reader starts on the first, so loads the writer's queue had
+    // between the panel and its first read (the reader's other operands) go
+    // before them instead of after the whole panel.
+    Stmt read_once(const Plan &p) const {
+        const Expr idx = p.read.src.index;
+        Expr first = (idx % i32(p.unit)) == 0;
+        for (const For *l : p.repeat) {
+            first = first && loop_var(l) == l->min;
+        }
+        return Block::make({IfThenElse::make(simplify(first), flag(isa::Op::WAIT_FLAG, p.W, p.R, p.raw)), p.read.make(),
+                            IfThenElse::make(simplify(first && idx / i32(p.unit) == 0), load_once(p, 1, p.pieces))});
+    }
+
     Stmt rewrite_writer(const Plan &p) const {
+        if (!p.loop) {
+            return load_once(p, 0, 1);
+        }
         std::vector<Stmt> s;
         Expr o = loop_var(p.loop);
         for (int64_t k = 0; k < p.pieces; k++) {
@@ -357,6 +431,9 @@ private:
         return IfThenElse::make(o == p.loop->min, Block::make(s));
     }
     Stmt rewrite_reader(const Plan &p) const {
+        if (!p.loop) {
+            return read_once(p);
+        }
         const Expr idx = p.read.src.index;
         const Expr unit = i32(p.unit);
         const Expr q = idx / unit;
@@ -444,6 +521,14 @@ private:
         active_ = nullptr;
         nir::BufferInfo &b = m_.buffers.at(op->name);
         const int64_t piece_bytes = b.bytes() / p->pieces;
+        if (!p->loop) {
+            b.pieces = {static_cast<int>(p->pieces), static_cast<int>(p->pieces), "", p->W, p->R, p->raw, -1,
+                        Stmt(p->writer), Stmt(p->reader)};
+            note(b, "buffer " + b.name + " is loaded once in " + std::to_string(p->pieces) + " pieces of " +
+                        std::to_string(piece_bytes / 1024) + " KiB: its reader starts after the first");
+            return Allocate::make(op->name, op->type, op->memory_type, op->extents, op->condition, body, op->new_expr,
+                                  op->free_function);
+        }
         b.elems = p->slots * p->slot_elems;
         b.pieces = {static_cast<int>(p->pieces), static_cast<int>(p->slots), p->loop->name, p->W, p->R, p->raw, p->war,
                     Stmt(p->writer), Stmt(p->reader)};

@@ -421,15 +421,27 @@ private:
         // bytes are ordered after both of its pipes.
         for (const auto &[name, b] : m_.buffers) {
             if (b.pieces.count > 1 && b.pieces.loop == op->name) {
-                Pending &r = state[b.pieces.reader][name];
-                r.read = true;
-                r.ordered_for = {b.pieces.reader};
-                Pending &w = state[b.pieces.writer][name];
-                w.write = true;
-                w.ordered_for = {b.pieces.writer};
+                pieces_done(name, b);
             }
         }
         return with_syncs(syncs, For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body));
+    }
+    // A panel loaded once in pieces (no reload loop): the same after its allocation ends.
+    Stmt visit(const Allocate *op) override {
+        Stmt s = IRMutator::visit(op);
+        auto it = m_.buffers.find(op->name);
+        if (it != m_.buffers.end() && it->second.pieces.count > 1 && it->second.pieces.loop.empty()) {
+            pieces_done(op->name, it->second);
+        }
+        return s;
+    }
+    void pieces_done(const std::string &name, const nir::BufferInfo &b) {
+        Pending &r = state[b.pieces.reader][name];
+        r.read = true;
+        r.ordered_for = {b.pieces.reader};
+        Pending &w = state[b.pieces.writer][name];
+        w.write = true;
+        w.ordered_for = {b.pieces.writer};
     }
 };
 
