@@ -16,7 +16,10 @@
 // as many as fit in the level: allocate_buffers is tried with each S), so the
 // first L = S - P pieces of the next panel load into free slots while the
 // current panel is in use, one at a time spread over the current iteration's
-// tiles, and the rest as the last tile frees the oldest pieces:
+// tiles (after the first), and the rest, whose slots the last tile frees, in
+// the next iteration's first tile as the reader starts on the pieces before
+// them (loading them in the last tile, as soon as freed, queued them on the
+// writer next to that tile's own loads, which the consumer then waited for):
 //
 //     S x set_flag(R, W, war)                          credits: free slots
 //     for O:
@@ -24,9 +27,9 @@
 //       ... tiles r (repeat loops), chunks (walking loops) ...
 //         if (first read of piece q in this iteration) wait_flag(W, R, raw)
 //         R reads its chunk from slot(O, q)
-//         if (q < L, this is tile r_q, first chunk of q, O < last) { wait war; load piece q of O+1; set raw }
-//         if (last read of piece q) { set_flag(R, W, war);
-//                                     if (q + L < P, O < last) { wait war; load piece q+L of O+1; set raw } }
+//         if (first tile, first chunk of q, q + L < P, O > first) { wait war; load piece q+L of O; set raw }
+//         if (q < L, this is tile r_q > 0, first chunk of q, O < last) { wait war; load piece q of O+1; set raw }
+//         if (last read of piece q) set_flag(R, W, war)
 //     S x wait_flag(R, W, war)
 //
 // Piece n (counted over all iterations, n = (O - first) x P + p) lives in slot
