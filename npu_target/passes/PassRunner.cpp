@@ -12,6 +12,7 @@
 #include "npu_target/passes/BankPlacement.h"
 #include "npu_target/passes/BufferCredits.h"
 #include "npu_target/passes/CheckHazards.h"
+#include "npu_target/passes/DeferTail.h"
 #include "npu_target/passes/InsertSync.h"
 #include "npu_target/passes/MultiBuffer.h"
 #include "npu_target/passes/RingPanels.h"
@@ -41,6 +42,7 @@ const std::vector<Pass> &pass_table() {
         {{"fold_vector_loops", "loops around vector operations become the operations' repeat count"}, fold_vector_loops},
         {{"multi_buffer", "buffers=N: N copies rotating with the loop they are staged at"}, multi_buffer},
         {{"ring_panels", "single-copy panels reloaded per loop iteration: pieces in a ring of slots, the next panel's loaded during this one", true}, ring_panels},
+        {{"defer_tail", "a loop body's vector tail that waits for another pipe runs one iteration later, overlapping that pipe's work of the next iteration", true}, defer_tail},
         {{"allocate_buffers", "byte offsets per level with lifetimes; overflow is an error"},
          [](const nir::NpuModule &m) { return allocate_buffers(m); }},
         {{"bank_placement", "allocates again, each vector-level buffer started where its vector operations conflict least on the banks", true}, bank_placement},

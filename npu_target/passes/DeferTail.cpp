@@ -1,0 +1,418 @@
+#include "npu_target/passes/DeferTail.h"
+
+#include "npu_target/passes/InsertSync.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace tessel {
+
+using namespace Halide;
+using namespace Halide::Internal;
+using isa::Pipe;
+
+namespace {
+
+// The statement a loop body ends with: through blocks (frees skipped),
+// allocations and consume markers.
+Stmt tail_of(const Stmt &s) {
+    if (s.as<Block>()) {
+        std::vector<Stmt> v = nir::flatten(s);
+        for (size_t i = v.size(); i-- > 0;) {
+            if (!v[i].as<Free>()) {
+                return tail_of(v[i]);
+            }
+        }
+        return Stmt();
+    }
+    if (const Allocate *a = s.as<Allocate>()) {
+        return tail_of(a->body);
+    }
+    if (const ProducerConsumer *pc = s.as<ProducerConsumer>()) {
+        return pc->is_producer ? Stmt() : tail_of(pc->body);
+    }
+    return s;
+}
+
+struct Leaf {
+    Stmt s;
+    Accesses a;
+    int depth = 0; // loops around it inside the body
+};
+
+// The operations of a statement in program order, the allocations in it and
+// the buffers loaded anywhere (operand addresses, lets, conditions).
+class Leaves : public IRVisitor {
+public:
+    Leaves(const nir::NpuModule &m, const IRNode *skip) : m_(m), skip_(skip) {}
+    std::vector<Leaf> leaves;
+    std::map<std::string, int> allocated; // name -> loop depth of the allocation
+    std::set<std::string> loaded;
+    std::set<std::string> defined, used; // variables bound (lets, loops) and read inside
+    bool has_sync = false;
+
+private:
+    const nir::NpuModule &m_;
+    const IRNode *skip_;
+    int depth_ = 0;
+    using IRVisitor::visit;
+    void add(const Stmt &s) {
+        if (nir::as_sync(s)) {
+            has_sync = true;
+        }
+        leaves.push_back({s, accesses_of(m_, s), depth_});
+    }
+    void visit(const For *op) override {
+        if (op == skip_) {
+            return;
+        }
+        defined.insert(op->name);
+        op->min.accept(this);
+        op->extent.accept(this);
+        depth_++;
+        op->body.accept(this);
+        depth_--;
+    }
+    void visit(const IfThenElse *op) override {
+        op->condition.accept(this);
+        depth_++; // a conditional counts as a loop: nothing is moved into or out of it
+        op->then_case.accept(this);
+        if (op->else_case.defined()) {
+            op->else_case.accept(this);
+        }
+        depth_--;
+    }
+    void visit(const LetStmt *op) override {
+        defined.insert(op->name);
+        IRVisitor::visit(op);
+    }
+    void visit(const Variable *op) override { used.insert(op->name); }
+    void visit(const Evaluate *op) override {
+        if (op == skip_) {
+            return;
+        }
+        add(op);
+        IRVisitor::visit(op);
+    }
+    void visit(const Store *op) override {
+        add(op);
+        IRVisitor::visit(op);
+    }
+    void visit(const Allocate *op) override {
+        allocated[op->name] = depth_;
+        IRVisitor::visit(op);
+    }
+    void visit(const Load *op) override {
+        loaded.insert(op->name);
+        IRVisitor::visit(op);
+    }
+};
+
+class Replace : public IRMutator {
+public:
+    Replace(const IRNode *target, Stmt with) : target_(target), with_(std::move(with)) {}
+    using IRMutator::mutate;
+    Stmt mutate(const Stmt &s) override { return s.get() == target_ ? with_ : IRMutator::mutate(s); }
+
+private:
+    const IRNode *target_;
+    Stmt with_;
+};
+
+// The vector operations of the tail read `<name>.prev` for the copied buffers.
+class RenameReads : public IRMutator {
+public:
+    explicit RenameReads(const std::map<std::string, std::string> &to) : to_(to) {}
+
+private:
+    const std::map<std::string, std::string> &to_;
+    using IRMutator::visit;
+    Stmt visit(const Evaluate *op) override {
+        auto v = nir::as_vec(op);
+        if (!v) {
+            return op;
+        }
+        for (nir::BufRef *r : {&v->a, &v->b}) {
+            auto it = to_.find(r->buffer);
+            if (it != to_.end()) {
+                r->buffer = it->second;
+            }
+        }
+        return v->make();
+    }
+};
+
+// Allocations (and frees) of the buffers that now live across the loop leave its body.
+class DropAllocations : public IRMutator {
+public:
+    explicit DropAllocations(const std::set<std::string> &names) : names_(names) {}
+    std::map<std::string, Stmt> dropped; // the allocation nodes, kept alive
+
+private:
+    const std::set<std::string> &names_;
+    using IRMutator::visit;
+    Stmt visit(const Allocate *op) override {
+        if (names_.count(op->name)) {
+            dropped[op->name] = Stmt(op);
+            return mutate(op->body);
+        }
+        return IRMutator::visit(op);
+    }
+    Stmt visit(const Free *op) override {
+        return names_.count(op->name) ? Evaluate::make(make_zero(Int(32))) : Stmt(op);
+    }
+};
+
+// VMOV of a whole buffer into its copy, in rows of at most 64 elements.
+Stmt copy_whole(const nir::BufferInfo &from, const std::string &to, uint32_t prov) {
+    nir::VecOp v;
+    v.op = isa::Op::VMOV;
+    v.dtype = v.dtype2 = *nir::dtype_of_type(from.type);
+    v.dst = {to, make_zero(Int(32))};
+    v.a = {from.name, make_zero(Int(32))};
+    const int64_t row = std::min<int64_t>(from.elems, 64);
+    v.n = row;
+    v.rows = static_cast<int>(from.elems / row);
+    v.row_stride[0] = v.row_stride[1] = static_cast<int32_t>(row);
+    v.prov = prov;
+    Stmt s = v.make();
+    if (from.elems % row != 0) {
+        nir::VecOp rest = v;
+        rest.n = from.elems % row;
+        rest.rows = 1;
+        rest.dst.index = rest.a.index = make_const(Int(32), from.elems - rest.n);
+        s = Block::make(s, rest.make());
+    }
+    return s;
+}
+
+class Defer : public IRMutator {
+public:
+    explicit Defer(nir::NpuModule &m) : m_(m) {}
+    std::vector<std::string> deferred; // loop names
+
+private:
+    nir::NpuModule &m_;
+    using IRMutator::visit;
+
+    bool plain(const std::string &buf) const {
+        auto it = m_.buffers.find(buf);
+        return it != m_.buffers.end() && !it->second.is_arg && it->second.buffers == 1 && it->second.pieces.count <= 1;
+    }
+
+    Stmt visit(const For *op) override {
+        Stmt body = mutate(op->body);
+        Stmt loop = For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
+        const int64_t *extent = as_const_int(op->extent);
+        if (op->for_type != ForType::Serial || !extent || *extent < 1) {
+            return loop;
+        }
+        Stmt r = defer(op->name, op->min, *extent, op->device_api, body);
+        return r.defined() ? r : loop;
+    }
+
+    // The loop transformed, or undefined when it does not qualify.
+    Stmt defer(const std::string &var, const Expr &min, int64_t extent, DeviceAPI api, const Stmt &body) {
+        const Stmt tail = tail_of(body);
+        if (!tail.defined() || !(tail.as<For>() || tail.as<Evaluate>())) {
+            return Stmt();
+        }
+        // The tail: vector operations only, no scalar operands.
+        Leaves in_tail(m_, nullptr);
+        tail.accept(&in_tail);
+        if (in_tail.leaves.empty() || in_tail.has_sync) {
+            return Stmt();
+        }
+        std::set<std::string> tail_reads;
+        std::set<std::string> reads, writes; // of the deferred group (tail and its producers)
+        for (const Leaf &l : in_tail.leaves) {
+            if (!nir::as_vec(l.s) || l.a.pipe != Pipe::V || !l.a.scalar_reads.empty()) {
+                return Stmt();
+            }
+            reads.insert(l.a.reads.begin(), l.a.reads.end());
+            writes.insert(l.a.writes.begin(), l.a.writes.end());
+        }
+        for (const auto &[name, depth] : in_tail.allocated) {
+            reads.erase(name);
+            writes.erase(name);
+        }
+        tail_reads = reads;
+        // The rest of the body.
+        Leaves rest(m_, tail.get());
+        body.accept(&rest);
+        if (rest.has_sync) {
+            return Stmt();
+        }
+        // Producers joining the group: single operations of another pipe (not
+        // in an inner loop) writing only buffers that nothing but the tail reads
+        // and nothing else writes (the copy of the block's output into UB).
+        std::vector<size_t> producers;
+        for (size_t i = 0; i < rest.leaves.size(); i++) {
+            const Leaf &l = rest.leaves[i];
+            if (l.depth > 0 || l.a.pipe == Pipe::V || l.a.pipe == Pipe::S || l.a.writes.empty() ||
+                !l.a.scalar_reads.empty() || !nir::as_dma(l.s)) {
+                continue;
+            }
+            bool only_tail = true;
+            for (const auto &b : l.a.writes) {
+                only_tail &= tail_reads.count(b) > 0 && plain(b) && !rest.loaded.count(b);
+                for (size_t k = 0; k < rest.leaves.size() && only_tail; k++) {
+                    const Leaf &o = rest.leaves[k];
+                    auto has = [&](const std::vector<std::string> &v) { return std::find(v.begin(), v.end(), b) != v.end(); };
+                    only_tail &= k == i || (!has(o.a.reads) && !has(o.a.writes) && !has(o.a.scalar_reads));
+                }
+            }
+            if (only_tail) {
+                producers.push_back(i);
+                reads.insert(l.a.reads.begin(), l.a.reads.end());
+                writes.insert(l.a.writes.begin(), l.a.writes.end());
+            }
+        }
+        for (const auto &w : writes) {
+            reads.erase(w); // updated or produced inside the group: only the group touches it, checked below
+        }
+        auto in_group = [&](size_t i) { return std::find(producers.begin(), producers.end(), i) != producers.end(); };
+        std::set<std::string> keep; // allocations that move out of the loop
+        for (const auto &b : writes) {
+            if (!plain(b) || rest.loaded.count(b)) {
+                return Stmt();
+            }
+            auto alloc = rest.allocated.find(b);
+            if (alloc != rest.allocated.end()) {
+                if (alloc->second > 0) {
+                    return Stmt();
+                }
+                keep.insert(b);
+            }
+        }
+        for (size_t i = 0; i < rest.leaves.size(); i++) {
+            if (in_group(i)) {
+                continue;
+            }
+            const Leaf &l = rest.leaves[i];
+            for (const auto *names : {&l.a.reads, &l.a.writes, &l.a.scalar_reads}) {
+                for (const auto &b : *names) {
+                    if (writes.count(b)) {
+                        return Stmt();
+                    }
+                }
+            }
+        }
+        // The insertion point: the first write, by another pipe, of a buffer the group reads.
+        size_t at = rest.leaves.size();
+        for (size_t i = 0; i < rest.leaves.size() && at == rest.leaves.size(); i++) {
+            const Leaf &l = rest.leaves[i];
+            bool hits = std::any_of(l.a.writes.begin(), l.a.writes.end(), [&](const std::string &b) { return reads.count(b) > 0; });
+            if (hits && l.a.pipe != Pipe::V && !in_group(i)) {
+                if (l.depth > 0) {
+                    return Stmt();
+                }
+                at = i;
+            }
+        }
+        if (at == rest.leaves.size()) {
+            return Stmt(); // the tail waits for nothing another pipe produces in the body
+        }
+        std::set<std::string> copy;
+        for (const auto &b : reads) {
+            bool before = false, after = false, other_before = false;
+            for (size_t i = 0; i < rest.leaves.size(); i++) {
+                const Leaf &l = rest.leaves[i];
+                if (!in_group(i) && std::find(l.a.writes.begin(), l.a.writes.end(), b) != l.a.writes.end()) {
+                    (i < at ? before : after) = true;
+                    other_before |= i < at && l.a.pipe != Pipe::V;
+                }
+            }
+            auto alloc = rest.allocated.find(b);
+            if (!plain(b) || (before && after) || other_before) {
+                return Stmt();
+            }
+            if (before) {
+                copy.insert(b);
+            } else if (alloc != rest.allocated.end()) {
+                if (!after || alloc->second > 0) {
+                    return Stmt(); // read before anything writes it, or allocated per inner iteration
+                }
+                keep.insert(b);
+            }
+        }
+        // The group may use only its own variables, the loop's and those bound outside the loop.
+        Leaves group_vars(m_, nullptr);
+        for (size_t i : producers) {
+            rest.leaves[i].s.accept(&group_vars);
+        }
+        tail.accept(&group_vars);
+        for (const auto &name : group_vars.used) {
+            if (name != var && rest.defined.count(name) && !group_vars.defined.count(name)) {
+                return Stmt();
+            }
+        }
+        // Rewrite: the group of the previous iteration before the insertion
+        // point, the copies where the tail was, the last group after the loop.
+        std::map<std::string, std::string> renamed;
+        for (const auto &b : copy) {
+            renamed[b] = b + ".prev";
+        }
+        RenameReads rename(renamed);
+        std::vector<Stmt> group;
+        for (size_t i : producers) {
+            group.push_back(rest.leaves[i].s);
+        }
+        group.push_back(tail);
+        const Stmt group_stmt = Block::make(group);
+        const Expr v = Variable::make(Int(32), var);
+        const uint32_t prov = nir::as_vec(in_tail.leaves.front().s)->prov;
+        Stmt prev_group = rename.mutate(substitute(var, v - 1, group_stmt));
+        Stmt last_group = rename.mutate(substitute(var, min + make_const(Int(32), extent - 1), group_stmt));
+        std::vector<Stmt> copies;
+        for (const auto &b : copy) {
+            copies.push_back(copy_whole(m_.buffer(b), renamed[b], prov));
+        }
+        const Stmt nothing = Evaluate::make(make_zero(Int(32)));
+        Stmt new_body = Replace(tail.get(), copies.empty() ? nothing : Block::make(copies)).mutate(body);
+        for (size_t i : producers) {
+            new_body = Replace(rest.leaves[i].s.get(), nothing).mutate(new_body);
+        }
+        const Stmt point = rest.leaves[at].s;
+        new_body = Replace(point.get(), Block::make(IfThenElse::make(v > min, prev_group), point)).mutate(new_body);
+        DropAllocations drop(keep);
+        new_body = drop.mutate(new_body);
+        if (drop.dropped.size() != keep.size()) {
+            return Stmt();
+        }
+        Stmt s = Block::make(For::make(var, min, make_const(Int(32), extent), ForType::Serial, api, new_body),
+                             last_group);
+        for (const auto &[name, node] : drop.dropped) {
+            const Allocate *a = node.as<Allocate>();
+            for (const Expr &e : a->extents) {
+                if (variables_of_any(e)) {
+                    return Stmt();
+                }
+            }
+            s = Allocate::make(name, a->type, a->memory_type, a->extents, a->condition, Block::make(s, Free::make(name)));
+        }
+        for (const auto &[from, to] : renamed) {
+            nir::BufferInfo info = m_.buffer(from);
+            info.name = to;
+            info.offset = -1;
+            m_.buffers[to] = info;
+            s = Allocate::make(to, info.type, MemoryType::Auto, {make_const(Int(32), info.elems)}, const_true(),
+                               Block::make(s, Free::make(to)));
+        }
+        deferred.push_back(var);
+        return s;
+    }
+    static bool variables_of_any(const Expr &e) { return !nir::variables_of(e).empty(); }
+};
+
+} // namespace
+
+nir::NpuModule defer_tail(const nir::NpuModule &m) {
+    nir::NpuModule r = m;
+    Defer d(r);
+    r.body = d.mutate(m.body);
+    return r;
+}
+
+} // namespace tessel
