@@ -400,6 +400,199 @@ private:
 };
 
 
+
+// ---- a constant initial value folded into the reduction's first iteration ------
+//
+// f[i] = c for every i, then f[i] = f[i] op v(r) for r over the reduction
+// (depthwise's acc = 0 then acc += in * w over the taps; pooling's pool = 0 or
+// the type's lowest value, then pool += / max= the window): the first
+// iteration of the reduction loops writes f[i] = c op v(r_min) itself, and
+// the initialising loop nest goes. The vector unit then neither fills f with
+// c nor reads it back in the first iteration (depthwise: VMUL instead of VDUP +
+// VMULADD; pooling: VCAST / VMOV instead of VDUP + VADD / VMAX). The other
+// iterations run under a guard r != r_min. Taken when the initialising nest
+// writes exactly the points one iteration of the reduction writes (same loops
+// outside and inside the reduction loops, same index) and the update reads f
+// only at the point it writes.
+
+struct LoopNest {
+    std::vector<const For *> loops; // outermost first
+    Stmt body;                      // what the innermost loop runs
+};
+
+LoopNest loop_nest(const Stmt &s) {
+    LoopNest n;
+    n.body = s;
+    while (const For *f = n.body.as<For>()) {
+        n.loops.push_back(f);
+        n.body = f->body;
+    }
+    return n;
+}
+
+// The store at the end of a run of lets (the update's innermost body).
+const Store *store_after_lets(const Stmt &s) {
+    Stmt b = s;
+    while (const LetStmt *l = b.as<LetStmt>()) {
+        b = l->body;
+    }
+    return b.as<Store>();
+}
+
+bool is_reduction_loop(const std::string &name) { return name.find(".r$") != std::string::npos; }
+
+class FuseConstantInit : public IRMutator {
+    using IRMutator::visit;
+
+    Stmt visit(const ProducerConsumer *op) override {
+        Stmt body = mutate(op->body);
+        const Block *b = op->is_producer ? body.as<Block>() : nullptr;
+        if (b) {
+            Stmt fused = fuse(op->name, b->first, b->rest);
+            if (fused.defined()) {
+                body = fused;
+            }
+        }
+        return body.same_as(op->body) ? Stmt(op) : ProducerConsumer::make(op->name, op->is_producer, body);
+    }
+
+    // init; [consume wrappers] update  ->  [consume wrappers] update with the
+    // first iteration peeled, or undefined if the shapes do not match.
+    Stmt fuse(const std::string &f, const Stmt &init_stmt, const Stmt &rest) {
+        const LoopNest init = loop_nest(init_stmt);
+        const Store *is = init.body.as<Store>();
+        const Broadcast *c = is ? is->value.as<Broadcast>() : nullptr;
+        if (!is || is->name != f || !c || !is_const(c->value) || !is_const_one(is->predicate) || init.loops.empty()) {
+            return Stmt();
+        }
+        // Through the consume wrappers to the update's loop nest (frees after it kept).
+        std::vector<Stmt> frees;
+        Stmt u = rest;
+        while (const Block *b = u.as<Block>()) {
+            if (!b->rest.as<Free>()) {
+                return Stmt();
+            }
+            frees.insert(frees.begin(), b->rest);
+            u = b->first;
+        }
+        std::vector<const ProducerConsumer *> wrappers;
+        while (const ProducerConsumer *pc = u.as<ProducerConsumer>()) {
+            if (pc->is_producer) {
+                return Stmt();
+            }
+            wrappers.push_back(pc);
+            u = pc->body;
+        }
+        const LoopNest upd = loop_nest(u);
+        const Store *us = store_after_lets(upd.body);
+        if (!us || us->name != f || us->value.type() != is->value.type() || !is_const_one(us->predicate)) {
+            return Stmt();
+        }
+        // Pure loops, a consecutive run of reduction loops, pure loops.
+        size_t r0 = 0;
+        while (r0 < upd.loops.size() && !is_reduction_loop(upd.loops[r0]->name)) {
+            r0++;
+        }
+        size_t r1 = r0;
+        while (r1 < upd.loops.size() && is_reduction_loop(upd.loops[r1]->name)) {
+            r1++;
+        }
+        if (r0 == r1) {
+            return Stmt();
+        }
+        std::vector<const For *> pure;
+        for (size_t k = 0; k < upd.loops.size(); k++) {
+            if (k >= r0 && k < r1) {
+                continue;
+            }
+            if (is_reduction_loop(upd.loops[k]->name)) {
+                return Stmt();
+            }
+            pure.push_back(upd.loops[k]);
+        }
+        if (pure.size() != init.loops.size()) {
+            return Stmt();
+        }
+        std::map<std::string, Expr> rename;
+        for (size_t k = 0; k < pure.size(); k++) {
+            const For *a = init.loops[k], *b = pure[k];
+            if (!is_const(a->min) || !is_const(a->extent) || !equal(a->min, b->min) || !equal(a->extent, b->extent)) {
+                return Stmt();
+            }
+            rename[a->name] = Variable::make(Int(32), b->name);
+        }
+        if (!can_prove(substitute(rename, is->index) == us->index)) {
+            return Stmt();
+        }
+        // The update: f[i] + v or max/min(f[i], v), v not reading f.
+        Expr self, v;
+        auto split = [&](const Expr &a, const Expr &b) {
+            const Load *la = a.as<Load>(), *lb = b.as<Load>();
+            if (la && la->name == f && equal(la->index, us->index)) {
+                self = a, v = b;
+            } else if (lb && lb->name == f && equal(lb->index, us->index)) {
+                self = b, v = a;
+            }
+        };
+        const Add *add = us->value.as<Add>();
+        const Max *mx = us->value.as<Max>();
+        const Min *mn = us->value.as<Min>();
+        if (add) split(add->a, add->b);
+        else if (mx) split(mx->a, mx->b);
+        else if (mn) split(mn->a, mn->b);
+        if (!self.defined() || detail::reads_buffer(v, f)) {
+            return Stmt();
+        }
+        const Type t = us->value.type();
+        Expr first;
+        if (add) {
+            first = is_const_zero(c->value) ? v : Add::make(is->value, v);
+        } else if (mx) {
+            first = can_prove(c->value == t.element_of().min()) ? v : Max::make(is->value, v);
+        } else {
+            first = can_prove(c->value == t.element_of().max()) ? v : Min::make(is->value, v);
+        }
+        // The innermost reduction loop's body, peeled at the minima and guarded.
+        const For *inner_r = upd.loops[r1 - 1];
+        Stmt body = inner_r->body;
+        Expr not_first = const_false();
+        std::map<std::string, Expr> at_min;
+        for (size_t k = r0; k < r1; k++) {
+            not_first = not_first || (Variable::make(Int(32), upd.loops[k]->name) != upd.loops[k]->min);
+            at_min[upd.loops[k]->name] = upd.loops[k]->min;
+        }
+        struct FirstValue : public IRMutator {
+            const Store *target;
+            Expr value;
+            using IRMutator::visit;
+            Stmt visit(const Store *op) override {
+                return op == target ? Store::make(op->name, value, op->index, op->param, op->predicate, op->alignment)
+                                    : IRMutator::visit(op);
+            }
+        } first_value;
+        first_value.target = us;
+        first_value.value = first;
+        Stmt peeled = substitute(at_min, first_value.mutate(body));
+        Stmt loops = IfThenElse::make(simplify(not_first), body);
+        for (size_t k = r1; k-- > r0;) {
+            const For *l = upd.loops[k];
+            loops = For::make(l->name, l->min, l->extent, l->for_type, l->device_api, loops);
+        }
+        Stmt s = Block::make(peeled, loops);
+        for (size_t k = r0; k-- > 0;) {
+            const For *l = upd.loops[k];
+            s = For::make(l->name, l->min, l->extent, l->for_type, l->device_api, s);
+        }
+        for (auto it = wrappers.rbegin(); it != wrappers.rend(); ++it) {
+            s = ProducerConsumer::make((*it)->name, false, s);
+        }
+        for (const Stmt &fr : frees) {
+            s = Block::make(s, fr);
+        }
+        return s;
+    }
+};
+
 // ---- widening a staged buffer once ---------------------------------------------
 //
 // A buffer a DMA fills in the vector level whose every read is the same exact
@@ -440,7 +633,7 @@ bool exact_narrow_product(const Cast *c, Expr &a, Expr &b) {
 struct WidenCandidate {
     Type wide;           // element type of the widened reads
     int lanes = 0;       // lanes of the reads
-    double reads = 0;    // elements read (over the enclosing loops)
+    double reads = 0;    // elements read per fill of the buffer
     bool ok = true;
 };
 
@@ -455,12 +648,18 @@ private:
     double trips_ = 1;
     using IRVisitor::visit;
 
+    std::map<std::string, double> fills_; // buffer -> iterations of the loops around its allocation
+
     void visit(const For *op) override {
         const int64_t *e = as_const_int(op->extent);
         const double saved = trips_;
         trips_ *= e ? static_cast<double>(*e) : 1.0;
         IRVisitor::visit(op);
         trips_ = saved;
+    }
+    void visit(const Allocate *op) override {
+        fills_[op->name] = trips_;
+        IRVisitor::visit(op);
     }
     void visit(const Evaluate *op) override {
         if (auto d = nir::as_dma(Stmt(op))) {
@@ -479,7 +678,9 @@ private:
         }
         c.ok = c.ok && c.wide == wide.element_of() && c.lanes == l->type.lanes() && is_const_one(l->predicate) &&
                l->type.is_vector();
-        c.reads += trips_ * l->type.lanes();
+        // Elements read per fill: the loops inside the buffer's allocation.
+        auto f = fills_.find(l->name);
+        c.reads += trips_ / (f == fills_.end() || f->second <= 0 ? 1.0 : f->second) * l->type.lanes();
     }
     void visit(const Load *op) override {
         found[op->name].ok = false; // read as it is
@@ -639,7 +840,7 @@ Stmt widen_staged_reads(nir::NpuModule &m, const Stmt &body) {
 
 nir::NpuModule select_vector_ops(const nir::NpuModule &m) {
     nir::NpuModule r = m;
-    r.body = SelectStores(r).mutate(widen_staged_reads(r, m.body));
+    r.body = SelectStores(r).mutate(widen_staged_reads(r, FuseConstantInit().mutate(m.body)));
     return r;
 }
 

@@ -31,6 +31,22 @@ struct Operand {
     int32_t stride = 1;
 };
 
+// Whether e loads from buffer `name`.
+inline bool reads_buffer(const Expr &e, const std::string &name) {
+    struct Reads : public IRVisitor {
+        const std::string *name;
+        bool found = false;
+        using IRVisitor::visit;
+        void visit(const Load *l) override {
+            found = found || l->name == *name;
+            IRVisitor::visit(l);
+        }
+    } reads;
+    reads.name = &name;
+    e.accept(&reads);
+    return reads.found;
+}
+
 // Registers a scratch buffer of `elems` elements in the vector unit's level.
 inline void add_scratch(nir::NpuModule &m, const std::string &name, const Type &t, int64_t elems) {
     nir::BufferInfo b;
@@ -98,21 +114,6 @@ private:
         return s && !dst->is_scalar && l->name == dst->ref.buffer && is_const_one(l->predicate) &&
                *s == dst->stride && dst->stride != 0 && dst->ref.index.defined() &&
                (equal(r->base, dst->ref.index) || can_prove(r->base == dst->ref.index));
-    }
-    // Whether e loads from buffer `name`.
-    static bool reads_buffer(const Expr &e, const std::string &name) {
-        struct Reads : public IRVisitor {
-            const std::string *name;
-            bool found = false;
-            using IRVisitor::visit;
-            void visit(const Load *l) override {
-                found = found || l->name == *name;
-                IRVisitor::visit(l);
-            }
-        } reads;
-        reads.name = &name;
-        e.accept(&reads);
-        return reads.found;
     }
 
     template <typename F>
