@@ -491,8 +491,20 @@ private:
                 return;
             }
         }
+        // A conversion of a load combined with a plain load (depthwise's first
+        // tap, in * cast(w)): the conversion into scratch of its own, which
+        // fold_vector_loops runs once when its load is the same for every row,
+        // rather than into the destination, where it runs on every row.
+        auto cast_of_load = [](const Expr &x) {
+            const Cast *c = x.as<Cast>();
+            return c && c->value.as<Load>();
+        };
+        const bool keep_cast = (cast_of_load(a) && b.as<Load>()) || (cast_of_load(b) && a.as<Load>());
         Operand oa, ob;
-        if (into_dst(a, e, dst)) {
+        if (keep_cast) {
+            oa = operand(a);
+            ob = operand(b);
+        } else if (into_dst(a, e, dst)) {
             emit(a, dst);
             oa = *dst;
             ob = operand(b);

@@ -571,6 +571,20 @@ TEST(DepthwiseVector, OneMultiplyAddPerTapAndTheInputWidenedOncePerBand) {
     }
 }
 
+// At 28x28x128 fp16 the filter is not widened (the wide input band, the
+// double-buffered input and accumulator leave no room), so each tap casts its
+// filter row: once per tap and output row, one row each, hoisted out of the
+// 28 folded pixels. The first tap's cast too: it multiplies a plain load and
+// gets scratch of its own rather than the accumulator, where it ran on all 28
+// rows. 14 bands x (4 input rows x 30 pixels + 2 output rows x 9 taps).
+TEST(DepthwiseVector, FilterCastsRunOncePerTapAtFullSize) {
+    NpuRun r = run_npu("depthwise", {{"H", "28"}, {"W", "28"}, {"C", "128"}, {"dtype", "fp16"}},
+                       sample_schedule("depthwise/schedules/ascend_bands.json"), "ascend-like", fresh_seed(), 1e-4,
+                       1e-4);
+    EXPECT_EQ(r.cmp.mismatches, 0) << failure(r);
+    EXPECT_EQ(executed_rows(r, isa::Op::VCAST), 14u * (4u * 30u + 2u * 9u)) << failure(r);
+}
+
 // A reduction whose initial value is a constant (pooling's 0 or the type's
 // lowest value, depthwise's 0) starts from its first iteration instead: the
 // first window tap writes the result (a VCAST or VMOV of the input), the other
