@@ -120,26 +120,47 @@ private:
     Stmt with_;
 };
 
-// The vector operations of the tail read `<name>.prev` for the copied buffers.
-class RenameReads : public IRMutator {
+// Buffer names in the group's operations: the copied buffers are read as
+// `<name>.prev`, and the copy of the group after the loop gets its own scratch
+// (`<name>.last`: allocate_buffers places a buffer by name, so two allocations
+// of one name would share the offset of the last one placed, which in the loop
+// may be the bytes of a buffer live there).
+class Rename : public IRMutator {
 public:
-    explicit RenameReads(const std::map<std::string, std::string> &to) : to_(to) {}
+    explicit Rename(const std::map<std::string, std::string> &to) : to_(to) {}
 
 private:
     const std::map<std::string, std::string> &to_;
     using IRMutator::visit;
+    void fix(nir::BufRef &r) const {
+        auto it = to_.find(r.buffer);
+        if (it != to_.end()) {
+            r.buffer = it->second;
+        }
+    }
     Stmt visit(const Evaluate *op) override {
-        auto v = nir::as_vec(op);
-        if (!v) {
-            return op;
+        if (auto v = nir::as_vec(op)) {
+            fix(v->dst);
+            fix(v->a);
+            fix(v->b);
+            return v->make();
         }
-        for (nir::BufRef *r : {&v->a, &v->b}) {
-            auto it = to_.find(r->buffer);
-            if (it != to_.end()) {
-                r->buffer = it->second;
-            }
+        if (auto d = nir::as_dma(op)) {
+            fix(d->dst);
+            fix(d->src);
+            return d->make();
         }
-        return v->make();
+        return op;
+    }
+    Stmt visit(const Allocate *op) override {
+        auto it = to_.find(op->name);
+        Stmt body = mutate(op->body);
+        return Allocate::make(it == to_.end() ? op->name : it->second, op->type, op->memory_type, op->extents,
+                              op->condition, body, op->new_expr, op->free_function);
+    }
+    Stmt visit(const Free *op) override {
+        auto it = to_.find(op->name);
+        return it == to_.end() ? Stmt(op) : Free::make(it->second);
     }
 };
 
@@ -354,7 +375,15 @@ private:
         for (const auto &b : copy) {
             renamed[b] = b + ".prev";
         }
-        RenameReads rename(renamed);
+        Rename rename(renamed);
+        std::map<std::string, std::string> last_names = renamed;
+        for (const auto &[name, depth] : in_tail.allocated) {
+            if (!m_.buffers.count(name) || m_.buffers.count(name + ".last")) {
+                return Stmt();
+            }
+            last_names[name] = name + ".last";
+        }
+        Rename rename_last(last_names);
         std::vector<Stmt> group;
         for (size_t i : producers) {
             group.push_back(rest.leaves[i].s);
@@ -364,7 +393,7 @@ private:
         const Expr v = Variable::make(Int(32), var);
         const uint32_t prov = nir::as_vec(in_tail.leaves.front().s)->prov;
         Stmt prev_group = rename.mutate(substitute(var, v - 1, group_stmt));
-        Stmt last_group = rename.mutate(substitute(var, min + make_const(Int(32), extent - 1), group_stmt));
+        Stmt last_group = rename_last.mutate(substitute(var, min + make_const(Int(32), extent - 1), group_stmt));
         std::vector<Stmt> copies;
         for (const auto &b : copy) {
             copies.push_back(copy_whole(m_.buffer(b), renamed[b], prov));
@@ -399,6 +428,12 @@ private:
             m_.buffers[to] = info;
             s = Allocate::make(to, info.type, MemoryType::Auto, {make_const(Int(32), info.elems)}, const_true(),
                                Block::make(s, Free::make(to)));
+        }
+        for (const auto &[name, depth] : in_tail.allocated) {
+            nir::BufferInfo info = m_.buffer(name);
+            info.name = name + ".last";
+            info.offset = -1;
+            m_.buffers[info.name] = info;
         }
         deferred.push_back(var);
         return s;
