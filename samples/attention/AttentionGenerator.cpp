@@ -43,7 +43,7 @@ public:
     Input<Buffer<float16_t>> V{"V", 2};
     Output<Buffer<float16_t>> out{"out", 2};
 
-    Func scores{"scores"}, sscores{"sscores"}, blockmax{"blockmax"}, prob{"prob"}, blocksum{"blocksum"}, blockout{"blockout"},
+    Func scores{"scores"}, blockmax{"blockmax"}, scaledmax{"scaledmax"}, prob{"prob"}, blocksum{"blocksum"}, blockout{"blockout"},
         state{"state"}, result{"result"}, pblock{"pblock"}, vblock{"vblock"};
 
     void generate() {
@@ -61,13 +61,17 @@ public:
         scores(j, i) = 0.0f;
         scores(j, i) += cast<float>(Q(rd, i)) * cast<float>(KT(j, rd));
 
-        // Block statistics and probabilities, from the scaled scores (a Func
-        // of their own, so that a schedule scales each score once for both).
-        sscores(j, i) = scores(j, i) * scale;
+        // Block statistics and probabilities. The block maximum is taken of
+        // the unscaled scores (the scale is positive, so scaling the maximum
+        // is the maximum of the scaled scores) and the probabilities scale the
+        // difference, so each score is scaled once and no buffer of scaled
+        // scores is needed; scaledmax is the maximum on the softmax's scale,
+        // one value per row, for the state.
         RDom rj(0, BK, "rj");
         blockmax(i, b) = std::numeric_limits<float>::lowest();
-        blockmax(i, b) = max(blockmax(i, b), sscores(b * BK + rj, i));
-        prob(j, i) = cast<float16_t>(exp(sscores(j, i) - blockmax(i, j / BK)));
+        blockmax(i, b) = max(blockmax(i, b), scores(b * BK + rj, i));
+        scaledmax(i, b) = blockmax(i, b) * scale;
+        prob(j, i) = cast<float16_t>(exp((scores(j, i) - blockmax(i, j / BK)) * scale));
         blocksum(i, b) = 0.0f;
         blocksum(i, b) += cast<float>(prob(b * BK + rj, i));
         // The block's partial output: blockout(d, i, b) += prob(k, i) * V(d, k), k over the block.
@@ -84,9 +88,9 @@ public:
         RDom rb(0, nb, "rb");
         state(d, i) = Tuple(std::numeric_limits<float>::lowest(), 0.0f, 0.0f);
         Expr m_old = state(d, i)[0], l_old = state(d, i)[1], o_old = state(d, i)[2];
-        Expr m_new = max(m_old, blockmax(i, rb));
+        Expr m_new = max(m_old, scaledmax(i, rb));
         Expr keep = exp(m_old - m_new);             // rescale of the state so far (0 for the first block)
-        Expr add = exp(blockmax(i, rb) - m_new);    // rescale of the new block
+        Expr add = exp(scaledmax(i, rb) - m_new);   // rescale of the new block
         state(d, i) = Tuple(m_new, l_old * keep + blocksum(i, rb) * add, o_old * keep + blockout(d, i, rb) * add);
 
         // The result in a Func of its own and out a copy of it: a schedule
