@@ -32,6 +32,7 @@ private:
     std::map<std::string, std::vector<std::string>> live_; // level -> live buffers (for messages)
     int64_t counter_ = 0;
     std::set<std::string> held_; // placed at their rotation scope
+    std::set<std::string> allocated_;
     const StartChooser &choose_;
     using IRVisitor::visit;
 
@@ -126,6 +127,12 @@ private:
         top_ = saved;
     }
     void visit(const Allocate *op) override {
+        // Offsets are kept per name: a second allocation of a name would share
+        // the first one's placement whatever else is live at it.
+        if (!allocated_.insert(op->name).second) {
+            internal_error("allocate_buffers: buffer ", op->name,
+                           " is allocated twice; a pass that copies an allocation must rename the copy");
+        }
         if (held_.count(op->name)) {
             op->body.accept(this);
             return;

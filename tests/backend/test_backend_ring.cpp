@@ -8,6 +8,7 @@
 #include "dsl/HalidePipeline.h"
 #include "dsl/NpuCompile.h"
 #include "npu_target/common/Error.h"
+#include "npu_target/passes/AllocateBuffers.h"
 #include "npu_target/passes/CheckHazards.h"
 #include "tests/backend/HazardMessage.h"
 #include "tests/backend/NpuHarness.h"
@@ -267,5 +268,36 @@ TEST(RingPanels, SkippingARequiredPassIsRefused) {
             EXPECT_NE(msg.find(optional), std::string::npos) << msg;
         }
         EXPECT_EQ(msg.find("insert_sync", 20), std::string::npos) << msg;
+    }
+}
+
+// allocate_buffers keeps one offset per buffer name: a pass that copies an
+// allocation without renaming it (defer_tail's first version did) would get
+// both copies one placement, whatever else is live at each; it is refused.
+TEST(AllocateBuffers, ASecondAllocationOfANameIsRefused) {
+    static ArchSpec keep = load_arch("ascend-like");
+    HalidePipeline p = build_halide_pipeline("gemm", kGemm);
+    PassOptions opt;
+    opt.stop_after = "ring_panels";
+    nir::NpuModule m = build_npu(p, sample_schedule("gemm/schedules/ascend_panel.json"), keep, opt).backend.module;
+    EXPECT_TRUE(allocate_buffers(m).overflow_message.empty());
+    struct FirstAllocate : public IRVisitor {
+        Stmt found;
+        using IRVisitor::visit;
+        void visit(const Allocate *op) override {
+            if (!found.defined()) {
+                found = op;
+            }
+        }
+    } first;
+    m.body.accept(&first);
+    ASSERT_TRUE(first.found.defined());
+    const std::string name = first.found.as<Allocate>()->name;
+    m.body = Block::make(m.body, first.found);
+    try {
+        allocate_buffers(m);
+        ADD_FAILURE() << "a second allocation of " << name << " was accepted";
+    } catch (const tessel::InternalError &e) {
+        EXPECT_NE(std::string(e.what()).find("buffer " + name + " is allocated twice"), std::string::npos) << e.what();
     }
 }
