@@ -7,6 +7,7 @@
 #include "npu_target/passes/ScalarRegisters.h"
 
 #include <cstring>
+#include <optional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -290,16 +291,73 @@ private:
     }
 
     void binary(const Expr &a, const Expr &b, Op int_op, Op float_op, const Type &t) {
-        Val va = own(eval(a));
+        Val va = eval(a);
         Val vb = eval(b);
-        emit(a.type().is_float() ? float_op : int_op, va.reg, va.reg, vb.reg);
+        // Into a's register when it is a temporary, else straight into a fresh
+        // one (no copy of a variable's register first).
+        Val d = va.temp ? va : temp();
+        emit(a.type().is_float() ? float_op : int_op, d.reg, va.reg, vb.reg);
         release(vb);
-        normalize(va, t);
-        result_ = va;
+        normalize(d, t);
+        result_ = d;
     }
-    void visit(const Add *op) override { binary(op->a, op->b, Op::ADD, Op::FADD, op->type); }
-    void visit(const Sub *op) override { binary(op->a, op->b, Op::SUB, Op::FSUB, op->type); }
-    void visit(const Mul *op) override { binary(op->a, op->b, Op::MUL, Op::FMUL, op->type); }
+    // An integer constant operand goes into the instruction's immediate
+    // (ADDI, MULI) instead of a LI into a register first; + 0 and * 1 emit
+    // nothing but the other operand.
+    static std::optional<int64_t> int_constant(const Expr &e) {
+        if (const int64_t *c = as_const_int(e)) {
+            return *c;
+        }
+        if (const uint64_t *u = as_const_uint(e); u && *u <= static_cast<uint64_t>(INT64_MAX)) {
+            return static_cast<int64_t>(*u);
+        }
+        return std::nullopt;
+    }
+    bool binary_imm(const Expr &a, const Expr &b, Op imm_op, bool commutes, bool negate, const Type &t) {
+        if (t.is_float()) {
+            return false;
+        }
+        std::optional<int64_t> c = int_constant(b);
+        const Expr *x = &a;
+        if (!c && commutes) {
+            c = int_constant(a);
+            x = &b;
+        }
+        if (!c || (negate && *c == INT64_MIN)) {
+            return false;
+        }
+        const int64_t k = negate ? -*c : *c;
+        Val src = eval(*x);
+        if ((imm_op == Op::ADDI && k == 0) || (imm_op == Op::MULI && k == 1)) {
+            result_ = src;
+            return true;
+        }
+        result_ = scaled(src, imm_op, k);
+        normalize(result_, t);
+        return true;
+    }
+    // src op imm into a temporary: src's own register when it is one, else a
+    // fresh one written directly (no copy of src first).
+    Val scaled(const Val &src, Op imm_op, int64_t k) {
+        Val v = src.temp ? src : temp();
+        emit(imm_op, v.reg, src.reg, 0, k);
+        return v;
+    }
+    void visit(const Add *op) override {
+        if (!binary_imm(op->a, op->b, Op::ADDI, true, false, op->type)) {
+            binary(op->a, op->b, Op::ADD, Op::FADD, op->type);
+        }
+    }
+    void visit(const Sub *op) override {
+        if (!binary_imm(op->a, op->b, Op::ADDI, false, true, op->type)) {
+            binary(op->a, op->b, Op::SUB, Op::FSUB, op->type);
+        }
+    }
+    void visit(const Mul *op) override {
+        if (!binary_imm(op->a, op->b, Op::MULI, true, false, op->type)) {
+            binary(op->a, op->b, Op::MUL, Op::FMUL, op->type);
+        }
+    }
     void visit(const Div *op) override { binary(op->a, op->b, Op::DIV, Op::FDIV, op->type); }
     void visit(const Mod *op) override {
         if (op->type.is_float()) {
@@ -310,14 +368,19 @@ private:
     void visit(const Min *op) override { binary(op->a, op->b, Op::MIN, Op::FMIN, op->type); }
     void visit(const Max *op) override { binary(op->a, op->b, Op::MAX, Op::FMAX, op->type); }
     void compare(const Expr &a, const Expr &b, Op int_op, Op float_op, bool negate) {
-        Val va = own(eval(a));
-        Val vb = eval(b);
-        emit(a.type().is_float() ? float_op : int_op, va.reg, va.reg, vb.reg);
-        release(vb);
-        if (negate) {
-            emit(Op::SEQ, va.reg, va.reg, 0);
+        Val va = eval(a);
+        // An integer 0 is register r0 (reads 0), not a LI.
+        const bool b_zero = !b.type().is_float() && is_const_zero(b);
+        Val vb = b_zero ? Val{0, false} : eval(b);
+        Val d = va.temp ? va : temp();
+        emit(a.type().is_float() ? float_op : int_op, d.reg, va.reg, vb.reg);
+        if (!b_zero) {
+            release(vb);
         }
-        result_ = va;
+        if (negate) {
+            emit(Op::SEQ, d.reg, d.reg, 0);
+        }
+        result_ = d;
     }
     void visit(const EQ *op) override { compare(op->a, op->b, Op::SEQ, Op::FSEQ, false); }
     void visit(const NE *op) override { compare(op->a, op->b, Op::SEQ, Op::FSEQ, true); }
@@ -406,8 +469,7 @@ private:
                        func_stack_.empty() ? "?" : func_stack_.back(), ")");
         }
         p = it->second;
-        Val idx = own(eval(index));
-        emit(Op::MULI, idx.reg, idx.reg, 0, bytes);
+        Val idx = bytes != 1 ? scaled(eval(index), Op::MULI, bytes) : own(eval(index));
         if (p.is_arg) {
             emit(Op::ADD, idx.reg, idx.reg, p.arg_reg);
         }
@@ -542,8 +604,7 @@ private:
         auto it = buffers_.find(r.buffer);
         TESSEL_INTERNAL_ASSERT(it != buffers_.end(), "unplaced buffer ", r.buffer);
         const Placed &p = it->second;
-        Val a = own(eval(r.index));
-        emit(Op::MULI, a.reg, a.reg, 0, bytes);
+        Val a = bytes != 1 ? scaled(eval(r.index), Op::MULI, bytes) : own(eval(r.index));
         if (p.is_arg) {
             emit(Op::ADD, a.reg, a.reg, p.arg_reg);
         } else if (p.offset != 0) {
@@ -657,25 +718,39 @@ private:
         std::string saved_loop = loop_;
         loop_ = op->name;
         Val mn = eval(op->min);
-        Val ext = eval(op->extent);
-        Val end = own(ext);
-        emit(Op::ADD, end.reg, end.reg, mn.reg);
+        Val end = own(eval(simplify(op->min + op->extent))); // a constant when both are
         bind(op->name, Int(32), mn);
         std::string end_name = op->name + ".$end";
         bind(end_name, Int(32), end);
+        // A loop of a constant positive trip count runs its body at least
+        // once: the test goes to the bottom (one BLT per iteration instead of
+        // a BGE at the top and a JMP at the bottom).
+        const int64_t *trips = as_const_int(op->extent);
+        const bool entered = trips && *trips > 0;
         int64_t top = here();
-        Val i = read_var(op->name);
-        Val e = read_var(end_name);
-        size_t exit_branch = emit(Op::BGE, 0, i.reg, e.reg, 0);
-        release(i);
-        release(e);
+        size_t exit_branch = 0;
+        if (!entered) {
+            Val i = read_var(op->name);
+            Val e = read_var(end_name);
+            exit_branch = emit(Op::BGE, 0, i.reg, e.reg, 0);
+            release(i);
+            release(e);
+        }
         op->body.accept(this);
         Val i2 = own(read_var(op->name));
         emit(Op::ADDI, i2.reg, i2.reg, 0, 1);
         write_var(op->name, i2);
         release(i2);
-        emit(Op::JMP, 0, 0, 0, top);
-        patch(exit_branch, here());
+        if (entered) {
+            Val i = read_var(op->name);
+            Val e = read_var(end_name);
+            emit(Op::BLT, 0, i.reg, e.reg, top);
+            release(i);
+            release(e);
+        } else {
+            emit(Op::JMP, 0, 0, 0, top);
+            patch(exit_branch, here());
+        }
         unbind(end_name);
         unbind(op->name);
         loop_ = saved_loop;

@@ -606,6 +606,26 @@ TEST(FuseConstantInit, PoolingStartsFromTheFirstWindowTap) {
                                                     << failure(m);
 }
 
+// select_instructions: an integer constant operand is the immediate of ADDI /
+// MULI (no LI into a register first, no multiply by 1), a binary operation on a
+// variable writes a fresh register directly (no MOV copy first), and a loop of
+// a constant positive trip count tests at the bottom (one BLT per iteration, no
+// BGE at the top and JMP back). Max pooling's first input DMA then leaves at
+// the 13th instruction of the program (the 21st before).
+TEST(SelectInstructions, ConstantsAreImmediatesAndCountedLoopsTestAtTheBottom) {
+    NpuRun r = run_npu("pooling", {{"H", "4"}, {"W", "6"}, {"C", "128"}, {"op", "max"}, {"dtype", "int8"}},
+                       sample_schedule("pooling/schedules/ascend_max.json"), "ascend-like", fresh_seed());
+    EXPECT_EQ(r.cmp.mismatches, 0) << failure(r);
+    EXPECT_EQ(static_count(r, isa::Op::MUL), 0) << failure(r);
+    EXPECT_EQ(static_count(r, isa::Op::BGE), 0) << failure(r);
+    EXPECT_EQ(static_count(r, isa::Op::JMP), 0) << failure(r);
+    EXPECT_EQ(static_count(r, isa::Op::BLT), 4) << "one per loop\n" << failure(r);
+    const auto &code = r.backend.program.code;
+    const auto first_dma = std::find_if(code.begin(), code.end(), [](const isa::Instr &i) { return i.op == isa::Op::DMA; });
+    ASSERT_NE(first_dma, code.end());
+    EXPECT_LE(first_dma - code.begin(), 12) << failure(r);
+}
+
 // ---------------------------------------------------------------- gemmini-like, auto-int8
 // Both keep their vector unit in the accumulator level ACC. gemmini-like
 // multiplies int8 only and its vector unit has no fp16; auto-int8 multiplies
