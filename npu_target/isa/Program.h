@@ -36,7 +36,7 @@ enum class Op : uint8_t {
     LI,     // rd = imm
     MOV,    // rd = ra
     ADD, SUB, MUL, DIV, REM, MIN, MAX, AND, OR, XOR, SHL, SHR, // rd = ra op rb (DIV/REM floor, as Halide)
-    ADDI, MULI,                     // rd = ra op imm
+    ADDI, MULI, DIVI, REMI,         // rd = ra op imm (DIVI/REMI floor, as Halide)
     SLT, SLE, SEQ, SNE,             // rd = (ra cmp rb) ? 1 : 0
     SELECT,                         // rd = rc ? ra : rb
     // scalar floating point: registers hold IEEE binary32 bits; computed exactly rounded

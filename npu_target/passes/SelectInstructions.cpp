@@ -358,12 +358,21 @@ private:
             binary(op->a, op->b, Op::MUL, Op::FMUL, op->type);
         }
     }
-    void visit(const Div *op) override { binary(op->a, op->b, Op::DIV, Op::FDIV, op->type); }
+    // Division and modulo by an integer constant take it as the immediate
+    // (DIVI / REMI, floor semantics as Halide's): multi-buffered copy indices
+    // (t mod N) need no LI first.
+    void visit(const Div *op) override {
+        if (!binary_imm(op->a, op->b, Op::DIVI, false, false, op->type)) {
+            binary(op->a, op->b, Op::DIV, Op::FDIV, op->type);
+        }
+    }
     void visit(const Mod *op) override {
         if (op->type.is_float()) {
             user_error("floating-point modulo is not supported on the NPU (Func ", func_stack_.empty() ? "?" : func_stack_.back(), ")");
         }
-        binary(op->a, op->b, Op::REM, Op::REM, op->type);
+        if (!binary_imm(op->a, op->b, Op::REMI, false, false, op->type)) {
+            binary(op->a, op->b, Op::REM, Op::REM, op->type);
+        }
     }
     void visit(const Min *op) override { binary(op->a, op->b, Op::MIN, Op::FMIN, op->type); }
     void visit(const Max *op) override { binary(op->a, op->b, Op::MAX, Op::FMAX, op->type); }

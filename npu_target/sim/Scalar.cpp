@@ -63,6 +63,8 @@ uint64_t Machine::exec_scalar(Core &c, const isa::Instr &in, uint32_t pc, uint64
     case Op::SHR: set(reg(in.ra) >> (reg(in.rb) & 63)); break;
     case Op::ADDI: set(s(u(reg(in.ra)) + u(in.imm))); break;
     case Op::MULI: set(s(u(reg(in.ra)) * u(in.imm))); break;
+    case Op::DIVI: set(floor_div(reg(in.ra), in.imm)); break;
+    case Op::REMI: set(floor_mod(reg(in.ra), in.imm)); break;
     case Op::SLT: set(reg(in.ra) < reg(in.rb)); break;
     case Op::SLE: set(reg(in.ra) <= reg(in.rb)); break;
     case Op::SEQ: set(reg(in.ra) == reg(in.rb)); break;

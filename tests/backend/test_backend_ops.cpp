@@ -624,6 +624,9 @@ TEST(SelectInstructions, ConstantsAreImmediatesAndCountedLoopsTestAtTheBottom) {
     const auto first_dma = std::find_if(code.begin(), code.end(), [](const isa::Instr &i) { return i.op == isa::Op::DMA; });
     ASSERT_NE(first_dma, code.end());
     EXPECT_LE(first_dma - code.begin(), 12) << failure(r);
+    // The copies' index t mod 2 is one REMI, no LI of the 2 first.
+    EXPECT_EQ(static_count(r, isa::Op::REM), 0) << failure(r);
+    EXPECT_GT(static_count(r, isa::Op::REMI), 0) << failure(r);
 }
 
 // ---------------------------------------------------------------- gemmini-like, auto-int8

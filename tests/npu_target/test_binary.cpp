@@ -105,14 +105,14 @@ TEST(Binary, LoaderErrors) {
               "p.tsl: code: byte offset " + std::to_string(code + 31) + ": reserved byte 31 of a nop word is 0x01 (must be 0)");
     EXPECT_EQ(edited([&](auto &b) { b[code - 8] = 'X'; }),
               "p.tsl: section 0 is 'XODE', expected 'CODE' (at byte offset " + std::to_string(code - 8) + ")");
-    // Branch target beyond the code: BEQ is op index 39 in the first copy.
+    // Branch target beyond the code: the first copy holds each op at its index.
     size_t beq = code + static_cast<size_t>(Op::BEQ) * kInstrBytes;
     EXPECT_EQ(edited([&](auto &b) { b[beq + 3] = 200; }),
-              "p.tsl: instruction 39 (beq): branch target 200 is outside the code (" +
+              "p.tsl: instruction " + std::to_string(static_cast<int>(Op::BEQ)) + " (beq): branch target 200 is outside the code (" +
                   std::to_string(2 * static_cast<int>(Op::NUM_OPS)) + " instructions)");
     size_t dma = code + static_cast<size_t>(Op::DMA) * kInstrBytes;
     EXPECT_EQ(edited([&](auto &b) { b[dma + 6] = 9; }),
-              "p.tsl: instruction 45 (dma): descriptor d9 does not exist (2 descriptors)");
+              "p.tsl: instruction " + std::to_string(static_cast<int>(Op::DMA)) + " (dma): descriptor d9 does not exist (2 descriptors)");
     size_t desc = section_payload(good, "DESC");
     EXPECT_EQ(edited([&](auto &b) { b[desc + 4] = 7; }), "p.tsl: descriptor d0: dims = 7 (must be 1..4)");
     EXPECT_EQ(edited([&](auto &b) { b[desc + 4 + 85] = 40; }),
@@ -188,31 +188,31 @@ TEST(Binary, CheckAgainstArch) {
     };
     size_t dma = static_cast<size_t>(Op::DMA);
     EXPECT_EQ(err([&](Program &q) { q.code[dma].dst_level = 9; }),
-              "program 'sample \"kernel\"' instruction 45 (dma): dst level 9 does not exist in ascend-like (6 "
+              "program 'sample \"kernel\"' instruction " + std::to_string(static_cast<int>(Op::DMA)) + " (dma): dst level 9 does not exist in ascend-like (6 "
               "levels: GM, L1, L0A, L0B, L0C, UB)");
     EXPECT_EQ(err([&](Program &q) { q.code[dma].engine = 4; }),
-              "program 'sample \"kernel\"' instruction 45 (dma): engine 4 does not exist in ascend-like (4 engines)");
+              "program 'sample \"kernel\"' instruction " + std::to_string(static_cast<int>(Op::DMA)) + " (dma): engine 4 does not exist in ascend-like (4 engines)");
     EXPECT_EQ(err([&](Program &q) { q.code[dma].engine = 1; }),
-              "program 'sample \"kernel\"' instruction 45 (dma): engine MTE1 has no edge GM->UB");
+              "program 'sample \"kernel\"' instruction " + std::to_string(static_cast<int>(Op::DMA)) + " (dma): engine MTE1 has no edge GM->UB");
     EXPECT_EQ(err([&](Program &q) { q.descs[0].dims = 3; q.descs[0].count[2] = 2; }),
-              "program 'sample \"kernel\"' instruction 45 (dma): descriptor d0 has 3 dims; engine MTE2 takes at most 2");
+              "program 'sample \"kernel\"' instruction " + std::to_string(static_cast<int>(Op::DMA)) + " (dma): descriptor d0 has 3 dims; engine MTE2 takes at most 2");
     EXPECT_EQ(err([&](Program &q) { q.descs[0].count[0] = 5000; }),
-              "program 'sample \"kernel\"' instruction 45 (dma): descriptor d0 count[0] = 5000 exceeds engine MTE2 "
+              "program 'sample \"kernel\"' instruction " + std::to_string(static_cast<int>(Op::DMA)) + " (dma): descriptor d0 count[0] = 5000 exceeds engine MTE2 "
               "max_count 4095");
     EXPECT_EQ(err([&](Program &q) { q.descs[0].transform = 6; }),
-              "program 'sample \"kernel\"' instruction 45 (dma): engine MTE2 does not support transform relu");
+              "program 'sample \"kernel\"' instruction " + std::to_string(static_cast<int>(Op::DMA)) + " (dma): engine MTE2 does not support transform relu");
     size_t ld = static_cast<size_t>(Op::LD);
     EXPECT_EQ(err([&](Program &q) { q.code[ld].level = 6; }),
-              "program 'sample \"kernel\"' instruction 37 (ld): level 6 does not exist in ascend-like (6 levels: GM, "
+              "program 'sample \"kernel\"' instruction " + std::to_string(static_cast<int>(Op::LD)) + " (ld): level 6 does not exist in ascend-like (6 levels: GM, "
               "L1, L0A, L0B, L0C, UB)");
     EXPECT_EQ(err([&](Program &q) { q.code[1].rd = 40; }),
               "program 'sample \"kernel\"' instruction 1 (li): rd = r40 but ascend-like has 32 registers");
     size_t set = static_cast<size_t>(Op::SET_FLAG);
     EXPECT_EQ(err([&](Program &q) { q.code[set].event = 8; }),
-              "program 'sample \"kernel\"' instruction 71 (set_flag): event 8 >= 8 event ids per pipe pair");
+              "program 'sample \"kernel\"' instruction " + std::to_string(static_cast<int>(Op::SET_FLAG)) + " (set_flag): event 8 >= 8 event ids per pipe pair");
     size_t mm = static_cast<size_t>(Op::MMAD);
     EXPECT_EQ(err([&](Program &q) { q.code[mm].dtype = DType::Int16; }),
-              "program 'sample \"kernel\"' instruction 70 (mmad): the matrix unit of ascend-like has no int16 shape");
+              "program 'sample \"kernel\"' instruction " + std::to_string(static_cast<int>(Op::MMAD)) + " (mmad): the matrix unit of ascend-like has no int16 shape");
     EXPECT_EQ(err([&](Program &q) { q.cores = 25; }), "program 'sample \"kernel\"' needs 25 cores; ascend-like has 24");
     // gemmini-like has no FIX pipe.
     Program gp;

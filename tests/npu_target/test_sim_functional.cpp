@@ -373,3 +373,37 @@ TEST(SimFunctional, Int8GemmTileOnEveryPreset) {
         }
     }
 }
+
+// DIVI / REMI: division and modulo by an immediate round toward minus
+// infinity, as DIV / REM and Halide do (a zero divisor gives 0).
+TEST(SimFunctional, DivideAndModuloByAnImmediateFloor) {
+    ProgramBuilder b(ascend());
+    b.arg("out", DType::Int32, {6}, true);
+    const uint8_t GM = b.level("GM");
+    b.li(5, -7);
+    const std::vector<std::pair<Op, int64_t>> ops = {{Op::DIVI, 2},  {Op::REMI, 2}, {Op::DIVI, -2},
+                                                     {Op::REMI, -2}, {Op::DIVI, 0}, {Op::REMI, 0}};
+    for (size_t k = 0; k < ops.size(); ++k) {
+        Instr alu;
+        alu.op = ops[k].first;
+        alu.rd = 6;
+        alu.ra = 5;
+        alu.imm = ops[k].second;
+        b.emit(alu);
+        Instr st;
+        st.op = Op::ST;
+        st.dtype = DType::Int32;
+        st.level = GM;
+        st.ra = 1; // the output's base address
+        st.rb = 6;
+        st.imm = static_cast<int64_t>(4 * k);
+        b.emit(st);
+    }
+    b.end();
+    std::vector<Tensor> args{Tensor("out", DType::Int32, {6})};
+    sim::simulate(b.p, ascend(), args);
+    const std::vector<int64_t> want = {-4, 1, 3, -1, 0, 0};
+    for (size_t k = 0; k < want.size(); ++k) {
+        EXPECT_EQ(args[0].get(static_cast<int64_t>(k)), static_cast<double>(want[k])) << "result " << k;
+    }
+}

@@ -47,88 +47,76 @@ L14:
     li r9, 2 @p9
 L17:
     wait_flag MTE1, MTE2, 1 @p9
-    li r10, 2 @p10
-    rem r11, r8, r10 @p10
-    muli r11, r11, 256 @p10
-    muli r11, r11, 2 @p10
-    muli r10, r4, 32 @p10
-    add r10, r10, r8 @p10
-    muli r10, r10, 16 @p10
+    remi r10, r8, 2 @p10
+    muli r10, r10, 256 @p10
     muli r10, r10, 2 @p10
-    add r10, r10, r1 @p10
-    dma MTE2, L1, r11, GM, r10, d0 @p1
+    muli r11, r4, 32 @p10
+    add r11, r11, r8 @p10
+    muli r11, r11, 16 @p10
+    muli r11, r11, 2 @p10
+    add r11, r11, r1 @p10
+    dma MTE2, L1, r10, GM, r11, d0 @p1
     wait_flag M, MTE1, 1 @p9
     set_flag MTE2, MTE1, 0 @p11
     wait_flag MTE2, MTE1, 0 @p11
-    li r10, 2 @p11
-    rem r11, r8, r10 @p11
+    remi r11, r8, 2 @p11
     muli r11, r11, 256 @p11
     muli r11, r11, 2 @p11
-    li r10, 2 @p11
-    rem r12, r8, r10 @p11
-    muli r12, r12, 256 @p11
-    muli r12, r12, 2 @p11
-    dma MTE1, L0A, r11, L1, r12, d1 @p2
+    remi r10, r8, 2 @p11
+    muli r10, r10, 256 @p11
+    muli r10, r10, 2 @p11
+    dma MTE1, L0A, r11, L1, r10, d1 @p2
     wait_flag MTE1, MTE2, 2 @p9
-    li r12, 2 @p12
-    rem r11, r8, r12 @p12
-    muli r11, r11, 256 @p12
+    remi r10, r8, 2 @p12
+    muli r10, r10, 256 @p12
+    muli r10, r10, 2 @p12
+    addi r10, r10, 1024 @p12
+    muli r11, r8, 32 @p12
+    add r11, r11, r6 @p12
+    muli r11, r11, 16 @p12
     muli r11, r11, 2 @p12
-    addi r11, r11, 1024 @p12
-    muli r12, r8, 32 @p12
-    add r12, r12, r6 @p12
-    muli r12, r12, 16 @p12
-    muli r12, r12, 2 @p12
-    add r12, r12, r2 @p12
-    dma MTE2, L1, r11, GM, r12, d0 @p3
+    add r11, r11, r2 @p12
+    dma MTE2, L1, r10, GM, r11, d0 @p3
     wait_flag M, MTE1, 2 @p9
     set_flag MTE2, MTE1, 0 @p13
     wait_flag MTE2, MTE1, 0 @p13
-    li r12, 2 @p13
-    rem r11, r8, r12 @p13
+    remi r11, r8, 2 @p13
     muli r11, r11, 256 @p13
     muli r11, r11, 2 @p13
-    li r12, 2 @p13
-    rem r10, r8, r12 @p13
+    remi r10, r8, 2 @p13
     muli r10, r10, 256 @p13
     muli r10, r10, 2 @p13
     addi r10, r10, 1024 @p13
     dma MTE1, L0B, r11, L1, r10, d1 @p4
     seq r10, r8, r0 @p9
-    beq r10, r0, L83 @p9
+    beq r10, r0, L74 @p9
     set_flag MTE1, M, 0 @p9
     wait_flag MTE1, M, 0 @p9
-    li r10, 2 @p9
-    rem r11, r6, r10 @p9
-    muli r11, r11, 256 @p9
-    muli r11, r11, 4 @p9
-    li r10, 2 @p9
-    rem r12, r8, r10 @p9
-    muli r12, r12, 256 @p9
-    muli r12, r12, 2 @p9
-    li r10, 2 @p9
-    rem r13, r8, r10 @p9
-    muli r13, r13, 256 @p9
-    muli r13, r13, 2 @p9
-    mmad.fp16 r11, r12, r13, 16, 16, 16, 1 @p6
-    jmp L98 @p9
-L83:
-    set_flag MTE1, M, 0 @p9
-    wait_flag MTE1, M, 0 @p9
-    li r13, 2 @p9
-    rem r12, r6, r13 @p9
-    muli r12, r12, 256 @p9
-    muli r12, r12, 4 @p9
-    li r13, 2 @p9
-    rem r11, r8, r13 @p9
+    remi r10, r6, 2 @p9
+    muli r10, r10, 256 @p9
+    muli r10, r10, 4 @p9
+    remi r11, r8, 2 @p9
     muli r11, r11, 256 @p9
     muli r11, r11, 2 @p9
-    li r13, 2 @p9
-    rem r10, r8, r13 @p9
+    remi r12, r8, 2 @p9
+    muli r12, r12, 256 @p9
+    muli r12, r12, 2 @p9
+    mmad.fp16 r10, r11, r12, 16, 16, 16, 1 @p6
+    jmp L86 @p9
+L74:
+    set_flag MTE1, M, 0 @p9
+    wait_flag MTE1, M, 0 @p9
+    remi r12, r6, 2 @p9
+    muli r12, r12, 256 @p9
+    muli r12, r12, 4 @p9
+    remi r11, r8, 2 @p9
+    muli r11, r11, 256 @p9
+    muli r11, r11, 2 @p9
+    remi r10, r8, 2 @p9
     muli r10, r10, 256 @p9
     muli r10, r10, 2 @p9
     mmad.fp16 r12, r11, r10, 16, 16, 16, 0 @p6
-L98:
+L86:
     set_flag M, MTE1, 2 @p9
     set_flag MTE1, MTE2, 2 @p9
     set_flag M, MTE1, 1 @p9
@@ -144,15 +132,14 @@ L98:
     muli r8, r8, 16 @p8
     muli r8, r8, 4 @p8
     add r8, r8, r3 @p8
-    li r9, 2 @p8
-    rem r10, r6, r9 @p8
-    muli r10, r10, 256 @p8
-    muli r10, r10, 4 @p8
-    dma FIX, GM, r8, L0C, r10, d2 @p5
+    remi r9, r6, 2 @p8
+    muli r9, r9, 256 @p8
+    muli r9, r9, 4 @p8
+    dma FIX, GM, r8, L0C, r9, d2 @p5
     set_flag FIX, M, 1 @p8
-    mov r10, r6 @p8
-    addi r10, r10, 1 @p8
-    mov r6, r10 @p8
+    mov r9, r6 @p8
+    addi r9, r9, 1 @p8
+    mov r6, r9 @p8
     blt r6, r7, L14 @p8
     mov r6, r4 @p7
     addi r6, r6, 1 @p7
