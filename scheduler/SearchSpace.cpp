@@ -429,9 +429,12 @@ bool SearchSpace::legal(const Candidate &c, std::string *why) const {
         return fail("cores " + std::to_string(c.cores) + " is not in the space (chip has " +
                     std::to_string(p_.arch.chip.cores) + ")");
     }
-    if (c.op_buffers < 1 || c.op_buffers > 2 || c.mid_buffers < 1 || c.mid_buffers > 2 || c.acc_buffers < 1 ||
+    // Elementwise inputs may take a third copy (chain_staged.json's form: the
+    // chain's three inputs, 8 KiB DMAs, a third load in flight).
+    const int max_op = p_.op == OpKind::Elementwise ? 3 : 2;
+    if (c.op_buffers < 1 || c.op_buffers > max_op || c.mid_buffers < 1 || c.mid_buffers > 2 || c.acc_buffers < 1 ||
         c.acc_buffers > 2) {
-        return fail("buffer counts are 1 or 2");
+        return fail("buffer counts are 1 or 2 (an elementwise input's up to 3)");
     }
     if (p_.op == OpKind::Elementwise) {
         if (!in(len_, c.tile_n) || !in(vec_, c.vector) || c.tile_m != 0 || c.k_chunk != 0 || c.via_mid ||
@@ -524,7 +527,7 @@ std::vector<Candidate> SearchSpace::enumerate(size_t limit) const {
                 for (int via = 0; via <= (ew ? 0 : static_cast<int>(sm_mids_.size())); via++) {
                     for (int mb = 1; mb <= (via > 0 ? 2 : 1); mb++) {
                         for (int64_t size : ew ? len_ : (rr ? rrows_ : vtm_)) {
-                            for (int b : {1, 2}) {
+                            for (int b : ew ? std::vector<int>{1, 2, 3} : std::vector<int>{1, 2}) {
                                 for (int w : rr ? rvec_ : vec_) {
                                     for (int cores : cores_) {
                                         Candidate c;
@@ -617,7 +620,7 @@ Candidate SearchSpace::random(std::mt19937_64 &rng) const {
             return naive();
         }
         c.cores = pick(cores_, rng);
-        c.op_buffers = 1 + static_cast<int>(rng() % 2);
+        c.op_buffers = 1 + static_cast<int>(rng() % (p_.op == OpKind::Elementwise ? 3 : 2));
         if (p_.op == OpKind::Elementwise) {
             c.tile_n = pick(len_, rng);
             c.vector = pick(vec_, rng);
@@ -670,7 +673,7 @@ Candidate SearchSpace::mutate(const Candidate &c, std::mt19937_64 &rng) const {
                 }
                 break;
             case 2: if (p_.op != OpKind::Elementwise && p_.op != OpKind::Softmax) m.k_chunk = neighbour(mat ? tk_ : vtk_, m.k_chunk, rng); break;
-            case 3: m.op_buffers = 3 - m.op_buffers; break;
+            case 3: m.op_buffers = p_.op == OpKind::Elementwise ? 1 + m.op_buffers % 3 : 3 - m.op_buffers; break;
             case 4: if (mat) m.acc_buffers = 3 - m.acc_buffers; break;
             case 5:
                 if (mat && m.via_mid && (!direct_ok_ || rng() % 2 == 0)) {
