@@ -9,6 +9,10 @@ bool has_bank_model(const MemoryLevel &level) {
            level.bank_groups * level.banks_per_group <= 256;
 }
 
+int64_t bank_period_bytes(const MemoryLevel &level) {
+    return int64_t(level.bank_row_bytes) * level.bank_groups * level.banks_per_group;
+}
+
 uint64_t bank_conflict_cycles(const MemoryLevel &level, const BankAccess *ops, int nops, int64_t row, int64_t i0,
                               int64_t i1) {
     const int groups = level.bank_groups, nb = level.bank_groups * level.banks_per_group;

@@ -26,6 +26,9 @@ struct BankAccess {
 /** True when `level` has a bank model (otherwise no conflicts are charged). */
 bool has_bank_model(const MemoryLevel &level);
 
+/** Bytes after which the bank pattern repeats: row bytes x banks. */
+int64_t bank_period_bytes(const MemoryLevel &level);
+
 /** Extra cycles of one repeat (elements [i0, i1) of row `row`) from bank
  * conflicts: 0 when every bank group serves its accesses in one cycle. Reads
  * of one group, writes of one group, and a read and a write of one bank (other

@@ -331,7 +331,7 @@ uint64_t Machine::exec_vector(Core &c, const isa::Instr &in, const Queued &q, Ra
         for (int i = 0; i < ns; ++i) {
             dense = dense && (bo[i].stride == 0 || bo[i].stride == 1);
         }
-        const int64_t period = int64_t(lv.bank_row_bytes) * lv.bank_groups * lv.banks_per_group;
+        const int64_t period = bank_period_bytes(lv);
         for (int r = 0; r < rows; ++r) {
             for (int64_t j = 0; j < reps_per_row; ++j) {
                 int64_t i0 = j * per_repeat, i1 = std::min(n, i0 + per_repeat);
