@@ -4,6 +4,7 @@
 #include "npu_target/common/Error.h"
 #include "npu_target/isa/InstrTable.h"
 #include "npu_target/lower/SplitCores.h"
+#include "npu_target/passes/NpuInstrs.h"
 #include "npu_target/passes/ScalarRegisters.h"
 
 #include <cstring>
@@ -607,41 +608,29 @@ private:
         func_stack_.pop_back();
     }
 
-    // ---- NPU operations ----
+    // ---- NPU operations (their fields: NpuInstrs.h) ----
     // Byte address of element `index` of a placed buffer, in a fresh register.
     Val buffer_address(const nir::BufRef &r, int bytes) {
-        auto it = buffers_.find(r.buffer);
-        TESSEL_INTERNAL_ASSERT(it != buffers_.end(), "unplaced buffer ", r.buffer);
-        const Placed &p = it->second;
-        Val a = bytes != 1 ? scaled(eval(r.index), Op::MULI, bytes) : own(eval(r.index));
-        if (p.is_arg) {
-            emit(Op::ADD, a.reg, a.reg, p.arg_reg);
-        } else if (p.offset != 0) {
+        Placed p;
+        Val a = address(r.buffer, r.index, bytes, p);
+        if (!p.is_arg && p.offset != 0) {
             emit(Op::ADDI, a.reg, a.reg, 0, p.offset);
         }
         return a;
     }
-    int level_of(const std::string &buffer) const { return buffers_.at(buffer).level; }
+    isa::ProvenanceId prov_or_current(uint32_t prov) { return prov ? prov : current_prov(); }
     void emit_dma(const nir::DmaOp &d) {
-        isa::DmaDesc desc;
-        desc.dims = static_cast<uint8_t>(d.dims.size());
-        desc.elem_bytes = static_cast<uint32_t>(d.elem_bytes);
-        for (size_t i = 0; i < d.dims.size(); i++) {
-            desc.count[i] = static_cast<uint32_t>(d.dims[i].count);
-            desc.dst_stride[i] = d.dims[i].dst_stride * d.elem_bytes;
-            desc.src_stride[i] = d.dims[i].src_stride * d.elem_bytes;
-        }
         Val da = buffer_address(d.dst, d.elem_bytes);
         Val sa = buffer_address(d.src, d.elem_bytes);
         Instr i;
         i.op = Op::DMA;
         i.engine = static_cast<uint8_t>(d.engine);
-        i.dst_level = static_cast<uint8_t>(level_of(d.dst.buffer));
-        i.src_level = static_cast<uint8_t>(level_of(d.src.buffer));
+        i.dst_level = static_cast<uint8_t>(buffers_.at(d.dst.buffer).level);
+        i.src_level = static_cast<uint8_t>(buffers_.at(d.src.buffer).level);
         i.ra = static_cast<uint8_t>(da.reg);
         i.rb = static_cast<uint8_t>(sa.reg);
-        i.desc = add_desc(desc);
-        i.prov = d.prov ? d.prov : current_prov();
+        i.desc = intern_descriptor(prog_, dma_descriptor(d));
+        i.prov = prov_or_current(d.prov);
         prog_.code.push_back(i);
         release(da);
         release(sa);
@@ -655,26 +644,8 @@ private:
         Val sc = v.scalar.defined() ? eval(v.scalar) : Val{0, false};
         Val n = temp();
         emit(Op::LI, n.reg, 0, 0, v.n);
-        Instr i;
-        i.op = v.op;
-        i.dtype = v.dtype;
-        i.dtype2 = v.dtype2;
-        i.ra = static_cast<uint8_t>(d.reg);
-        if (v.scalar.defined()) { // *S ops and VDUP: rb = scalar, rc = a
-            i.rb = static_cast<uint8_t>(sc.reg);
-            i.rc = static_cast<uint8_t>(a.reg);
-        } else {
-            i.rb = static_cast<uint8_t>(a.reg);
-            i.rc = static_cast<uint8_t>(b.reg);
-        }
-        i.rd = static_cast<uint8_t>(n.reg);
-        i.rows = static_cast<uint16_t>(v.rows);
-        for (int k = 0; k < 3; k++) {
-            i.stride[k] = v.stride[k];
-            i.row_stride[k] = v.row_stride[k];
-        }
-        i.aux = v.aux;
-        i.prov = v.prov ? v.prov : current_prov();
+        Instr i = vector_instr(v, d.reg, a.reg, b.reg, sc.reg, n.reg);
+        i.prov = prov_or_current(v.prov);
         prog_.code.push_back(i);
         for (const Val &x : {d, a, b, sc, n}) {
             release(x);
@@ -687,41 +658,17 @@ private:
         Val c = buffer_address(mm.c, dtype_bytes(acc->second));
         Val a = buffer_address(mm.a, ib);
         Val b = buffer_address(mm.b, ib);
-        Instr i;
-        i.op = Op::MMAD;
-        i.dtype = mm.dtype;
-        i.ra = static_cast<uint8_t>(c.reg);
-        i.rb = static_cast<uint8_t>(a.reg);
-        i.rc = static_cast<uint8_t>(b.reg);
-        i.m = static_cast<uint16_t>(mm.m);
-        i.k = static_cast<uint16_t>(mm.k);
-        i.n = static_cast<uint16_t>(mm.n);
-        i.aux = mm.init ? 1 : 0;
-        i.prov = mm.prov ? mm.prov : current_prov();
+        Instr i = mmad_instr(mm, c.reg, a.reg, b.reg);
+        i.prov = prov_or_current(mm.prov);
         prog_.code.push_back(i);
         release(c);
         release(a);
         release(b);
     }
     void emit_sync(const nir::SyncOp &s) {
-        Instr i;
-        i.op = s.op;
-        i.src_pipe = static_cast<uint8_t>(s.src);
-        i.dst_pipe = static_cast<uint8_t>(s.dst);
-        i.event = static_cast<uint8_t>(s.event);
+        Instr i = sync_instr(s);
         i.prov = current_prov();
         prog_.code.push_back(i);
-    }
-    uint16_t add_desc(const isa::DmaDesc &d) {
-        for (size_t i = 0; i < prog_.descs.size(); i++) {
-            const isa::DmaDesc &e = prog_.descs[i];
-            if (e.dims == d.dims && e.elem_bytes == d.elem_bytes && e.count == d.count && e.src_stride == d.src_stride &&
-                e.dst_stride == d.dst_stride && e.transform == d.transform) {
-                return static_cast<uint16_t>(i);
-            }
-        }
-        prog_.descs.push_back(d);
-        return static_cast<uint16_t>(prog_.descs.size() - 1);
     }
     void visit(const For *op) override {
         std::string saved_loop = loop_;
