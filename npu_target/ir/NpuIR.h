@@ -174,6 +174,24 @@ std::optional<int64_t> eval_int(const Expr &e, const std::map<std::string, int64
 /** The names of the variables an expression reads (load indices included). */
 std::set<std::string> variables_of(const Expr &e);
 
+/** A visitor that keeps the loops around the node it visits in `path_`
+ * (outermost first; nullptr for a branch, whose body may not run). */
+class LoopPathVisitor : public Halide::Internal::IRVisitor {
+protected:
+    std::vector<const Halide::Internal::For *> path_;
+    using Halide::Internal::IRVisitor::visit;
+    void visit(const Halide::Internal::For *op) override {
+        path_.push_back(op);
+        op->body.accept(this);
+        path_.pop_back();
+    }
+    void visit(const Halide::Internal::IfThenElse *op) override {
+        path_.push_back(nullptr);
+        Halide::Internal::IRVisitor::visit(op);
+        path_.pop_back();
+    }
+};
+
 /** The statements of a (nested) Block in order; any other statement alone. */
 std::vector<Stmt> flatten(const Stmt &s);
 

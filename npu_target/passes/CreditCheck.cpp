@@ -22,7 +22,7 @@ using FlagKey = std::tuple<Op, Pipe, Pipe, int>; // op, src (reader), dst (write
 // Every sync operation with an event >= 1, counted; the allocation of each
 // multi-buffered buffer with the loops (nullptr: a branch) around it; the
 // statement sequence each loop sits in.
-class Survey : public IRVisitor {
+class Survey : public nir::LoopPathVisitor {
 public:
     std::map<FlagKey, int> flags;
     struct Site {
@@ -33,8 +33,7 @@ public:
     std::map<std::string, std::vector<Stmt>> sequence_of_loop; // loop name -> the statements around it (it included)
 
 private:
-    std::vector<const For *> path_;
-    using IRVisitor::visit;
+    using nir::LoopPathVisitor::visit;
 
     void visit(const Evaluate *op) override {
         if (auto s = nir::as_sync(op)) {
@@ -47,14 +46,7 @@ private:
         if (!sequence_of_loop.count(op->name)) {
             sequence_of_loop[op->name] = {Stmt(op)};
         }
-        path_.push_back(op);
-        op->body.accept(this);
-        path_.pop_back();
-    }
-    void visit(const IfThenElse *op) override {
-        path_.push_back(nullptr);
-        IRVisitor::visit(op);
-        path_.pop_back();
+        nir::LoopPathVisitor::visit(op);
     }
     void visit(const Allocate *op) override {
         allocs[op->name] = Site{op, path_};

@@ -28,7 +28,7 @@ struct Touch {
     Accesses acc;
 };
 
-class FindTouches : public IRVisitor {
+class FindTouches : public nir::LoopPathVisitor {
 public:
     FindTouches(const nir::NpuModule &m, const std::string &buf) : m_(m), buf_(buf) {}
     std::vector<Touch> touches;
@@ -37,19 +37,8 @@ public:
 private:
     const nir::NpuModule &m_;
     const std::string &buf_;
-    std::vector<const For *> path_;
-    using IRVisitor::visit;
+    using nir::LoopPathVisitor::visit;
 
-    void visit(const For *op) override {
-        path_.push_back(op);
-        op->body.accept(this);
-        path_.pop_back();
-    }
-    void visit(const IfThenElse *op) override {
-        path_.push_back(nullptr);
-        IRVisitor::visit(op);
-        path_.pop_back();
-    }
     void visit(const Evaluate *op) override {
         Accesses a = accesses_of(m_, op);
         auto has = [&](const std::vector<std::string> &v) { return std::find(v.begin(), v.end(), buf_) != v.end(); };
