@@ -125,8 +125,10 @@ private:
             // reciprocal (Halide's code generators and the vector selector
             // emit it that way).
             const Broadcast *bc = op->b.as<Broadcast>();
+            // An integer division by 2^k is a shift right by k (VSHRS).
             const bool by_constant = op->type.is_float() && (as_const_float(op->b) || (bc && as_const_float(bc->value)));
-            add(by_constant ? "mul" : "div", op, op->type.bytes());
+            const bool shift = op->type.is_int_or_uint() && nir::power_of_two_exponent(op->b);
+            add(shift ? "shrs" : by_constant ? "mul" : "div", op, op->type.bytes());
             IRVisitor::visit(op);
         }
         void visit(const Min *op) override { add("min", op, op->type.bytes()); IRVisitor::visit(op); }

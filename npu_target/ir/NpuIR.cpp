@@ -288,6 +288,25 @@ static int64_t floor_div(int64_t a, int64_t b) {
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
+std::optional<int> power_of_two_exponent(const Expr &e) {
+    const Broadcast *bc = e.as<Broadcast>();
+    const Expr &c = bc ? bc->value : e;
+    if (!c.type().is_int_or_uint()) {
+        return std::nullopt;
+    }
+    const int64_t *i = as_const_int(c);
+    const uint64_t *u = as_const_uint(c);
+    const uint64_t v = i ? (*i > 0 ? static_cast<uint64_t>(*i) : 0) : (u ? *u : 0);
+    if (v == 0 || (v & (v - 1)) != 0) {
+        return std::nullopt;
+    }
+    int k = 0;
+    while ((uint64_t{1} << k) != v) {
+        k++;
+    }
+    return k;
+}
+
 std::optional<int64_t> eval_int(const Expr &e, const std::map<std::string, int64_t> &env) {
     if (const int64_t *c = as_const_int(e)) {
         return *c;

@@ -171,6 +171,10 @@ std::optional<int64_t> affine_coefficient(const Expr &index, const std::string &
  * depends on anything else (a load, a float, an unknown variable). */
 std::optional<int64_t> eval_int(const Expr &e, const std::map<std::string, int64_t> &env);
 
+/** k when `e` is the integer constant 2^k (k >= 0), or a broadcast of one: an
+ * integer division by it is a shift right by k (floor, as Halide divides). */
+std::optional<int> power_of_two_exponent(const Expr &e);
+
 /** The names of the variables an expression reads (load indices included). */
 std::set<std::string> variables_of(const Expr &e);
 

@@ -138,6 +138,9 @@ std::vector<OpInfo> build_table() {
         vec(Op::VMULS, "vmuls", 0x57, vec_scalar(), "muls", "d = a * s"),
         vec(Op::VMAXS, "vmaxs", 0x58, vec_scalar(), "maxs", "d = max(a, s)"),
         vec(Op::VMINS, "vmins", 0x59, vec_scalar(), "mins", "d = min(a, s)"),
+        vec(Op::VSHRS, "vshrs", 0x68, vec_scalar(), "shrs",
+            "d = a >> s (integers only: arithmetic shift for signed, logical for unsigned, i.e. floor(a / 2^s); "
+            "s in 0 .. bits-1)"),
         vec(Op::VEXP, "vexp", 0x5a, vec_unary(), "exp", "d = exp(a) (computed in fp32, rounded to dtype)"),
         vec(Op::VLOG, "vlog", 0x5b, vec_unary(), "log", "d = log(a)"),
         vec(Op::VSQRT, "vsqrt", 0x5c, vec_unary(), "sqrt", "d = sqrt(a)"),

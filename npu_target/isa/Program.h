@@ -53,6 +53,7 @@ enum class Op : uint8_t {
     // ---- vector unit (pipe V); operands in the vector level ----
     VADD, VSUB, VMUL, VDIV, VMAX, VMIN,      // d = a op b
     VADDS, VMULS, VMAXS, VMINS,              // d = a op scalar(rb register, dtype value)
+    VSHRS,                                   // d = a >> scalar (integers: floor(a / 2^s))
     VEXP, VLOG, VSQRT, VRSQRT, VRELU, VABS, VMOV, // d = f(a)
     VMULADD,                                 // d = d + a * b
     VCAST,                                   // d (dtype2) = a (dtype), round to nearest even / saturate

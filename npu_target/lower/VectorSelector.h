@@ -447,6 +447,25 @@ private:
             push(v);
             return;
         }
+        // An integer division by 2^k (Halide's floor division; a shift by a
+        // constant is simplified into one) is one shift by k, not a VDIV.
+        if (const Div *x = e.as<Div>(); x && t.is_int_or_uint()) {
+            if (auto k = nir::power_of_two_exponent(x->b)) {
+                Operand oa;
+                if (into_dst(x->a, e, dst)) {
+                    emit(x->a, dst);
+                    oa = *dst;
+                } else {
+                    oa = vector_operand(x->a);
+                }
+                nir::VecOp v = base(Op::VSHRS, t, *dst);
+                v.a = oa.ref;
+                v.stride[1] = oa.stride;
+                v.scalar = make_const(t.element_of(), *k);
+                push(v);
+                return;
+            }
+        }
         Op vop = Op::VADD, sop = Op::NOP;
         Expr a, b;
         bool commutes = true;

@@ -88,6 +88,18 @@ void vector_same_type(Op op, uint32_t aux, const Opnd &d, const Opnd &a, const O
     case Op::VMULS: map1<T>(d, a, rows, n, [sc](C x) { return x * sc; }); return;
     case Op::VMAXS: map1<T>(d, a, rows, n, [sc](C x) { return x > sc ? x : sc; }); return;
     case Op::VMINS: map1<T>(d, a, rows, n, [sc](C x) { return x < sc ? x : sc; }); return;
+    case Op::VSHRS:
+        if constexpr (fl) {
+            throw SimError(tag() + ": vshrs needs an integer dtype, got " + dtype_name(T));
+        } else {
+            const int64_t bits = 8 * dtype_bytes(T);
+            if (scalar_reg < 0 || scalar_reg >= bits) {
+                throw SimError(tag() + ": vshrs shift " + std::to_string(scalar_reg) + " is outside 0.." +
+                               std::to_string(bits - 1) + " for " + dtype_name(T));
+            }
+            map1<T>(d, a, rows, n, [scalar_reg](C x) { return static_cast<C>(x >> scalar_reg); });
+        }
+        return;
     case Op::VDUP:
         for (int r = 0; r < rows; ++r) {
             for (int64_t i = 0; i < n; ++i) {
@@ -214,7 +226,8 @@ uint64_t Machine::exec_vector(Core &c, const isa::Instr &in, const Queued &q, Ra
         throw SimError(tag() + ": element count " + std::to_string(n) + " and rows " + std::to_string(rows) +
                        " must be >= 0 and >= 1");
     }
-    const bool scalar_op = op == Op::VADDS || op == Op::VMULS || op == Op::VMAXS || op == Op::VMINS;
+    const bool scalar_op =
+        op == Op::VADDS || op == Op::VMULS || op == Op::VMAXS || op == Op::VMINS || op == Op::VSHRS;
     const bool unary = op == Op::VEXP || op == Op::VLOG || op == Op::VSQRT || op == Op::VRSQRT || op == Op::VRELU ||
                        op == Op::VABS || op == Op::VMOV || op == Op::VCAST || op == Op::VREDSUM ||
                        op == Op::VREDMAX || op == Op::VREQUANT;

@@ -104,25 +104,31 @@ TEST(ConvQ8, Tensorized1x1OnEveryPreset) {
 
 // The sample's ascend schedule (epilogue vectorised over all 128 channels):
 // the epilogue's pixel loop folds into repeats, and its loop-invariant
-// operations (the divisor broadcast for the shift, the per-channel scale
-// widened to int32) run once per folded instruction group instead of once per
-// pixel row; the per-pixel operations keep many rows.
+// operation (the per-channel scale widened to int32) runs once per folded
+// instruction group instead of once per pixel row; the per-pixel operations
+// (the shift among them, one VSHRS) keep many rows.
 TEST(ConvQ8, SampleScheduleEpilogueFoldsAndHoistsInvariants) {
     const ParamMap p = {{"H", "4"}, {"W", "32"}, {"CI", "32"}, {"CO", "128"}, {"K", "3"}, {"stride", "1"}, {"shift", "12"}};
     NpuRun r = run_npu("conv2d_q8", p, sample_schedule("conv2d_q8/schedules/ascend_per_tap.json"), "ascend-like",
                        fresh_seed(), 0, 0);
     EXPECT_EQ(r.cmp.mismatches, 0) << failure(r);
-    int dups = 0, divs = 0;
+    int dups = 0, divs = 0, scale_casts = 0;
     for (const auto &i : r.backend.program.code) {
+        if (i.op == isa::Op::VCAST && i.dtype == DType::UInt8) {
+            scale_casts++;
+            EXPECT_EQ(i.rows, 1) << "the scale is widened once per group\n" << failure(r);
+        }
         if (i.op == isa::Op::VDUP) {
             dups++;
             EXPECT_EQ(i.rows, 1) << "the broadcast divisor is loop-invariant\n" << failure(r);
         }
-        if (i.op == isa::Op::VDIV) {
+        EXPECT_NE(i.op, isa::Op::VDIV) << "the shift is a VSHRS, not a division\n" << failure(r);
+        if (i.op == isa::Op::VSHRS) {
             divs++;
-            EXPECT_GT(i.rows, 1) << "the division runs over the folded pixels\n" << failure(r);
+            EXPECT_GT(i.rows, 1) << "the shift runs over the folded pixels\n" << failure(r);
         }
     }
-    EXPECT_GT(dups, 0) << failure(r);
+    EXPECT_EQ(dups, 0) << "the shift by a constant needs no broadcast divisor\n" << failure(r);
     EXPECT_GT(divs, 0) << failure(r);
+    EXPECT_GT(scale_casts, 0) << failure(r);
 }

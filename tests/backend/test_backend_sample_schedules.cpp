@@ -20,7 +20,7 @@ struct SampleCase {
     std::string schedule; // under samples/
     double tol;
     bool needs_matrix;    // the schedule tensorizes: the program must have MMADs
-    bool epilogue_on_vector = false; // and its requantising epilogue runs on the vector unit (VDIV for the shift)
+    bool epilogue_on_vector = false; // and its requantising epilogue runs on the vector unit (VSHRS for the shift)
 };
 
 std::vector<SampleCase> sample_cases() {
@@ -81,12 +81,12 @@ TEST_P(SampleSchedule, VerifiesOnItsPreset) {
         mmad += i.op == isa::Op::MMAD;
         vec += i.op >= isa::Op::VADD && i.op <= isa::Op::VREQUANT;
     }
-    int vdiv = 0;
+    int vshift = 0;
     for (const auto &i : r.backend.program.code) {
-        vdiv += i.op == isa::Op::VDIV;
+        vshift += i.op == isa::Op::VSHRS;
     }
     if (c.epilogue_on_vector) {
-        EXPECT_GT(vdiv, 0) << "the requantising epilogue no longer runs on the vector unit";
+        EXPECT_GT(vshift, 0) << "the requantising epilogue no longer runs on the vector unit";
     }
     if (c.needs_matrix) {
         EXPECT_GT(mmad, 0) << "the schedule no longer reaches the matrix unit";

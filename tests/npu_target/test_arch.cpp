@@ -179,7 +179,7 @@ TEST(ArchSpec, ValidationErrorsNameFieldAndProblem) {
          "t.json: vector.cycles_per_repeat: missing required key 'default'"},
         {[](json &j) { j["vector"]["cycles_per_repeat"]["expp"] = 3; },
          "t.json: vector.cycles_per_repeat: unknown vector op 'expp' (known: default, add, sub, mul, div, max, min, "
-         "adds, muls, maxs, mins, exp, log, sqrt, rsqrt, relu, abs, mov, muladd, cast, cmpsel, dup, redsum, redmax, "
+         "adds, muls, maxs, mins, shrs, exp, log, sqrt, rsqrt, relu, abs, mov, muladd, cast, cmpsel, dup, redsum, redmax, "
          "requant)"},
         {[](json &j) { j["vector"]["level"] = "GM"; },
          "t.json: vector.level: 'GM' is off-chip; the vector unit works on an on-chip level"},

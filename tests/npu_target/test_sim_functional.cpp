@@ -407,3 +407,64 @@ TEST(SimFunctional, DivideAndModuloByAnImmediateFloor) {
         EXPECT_EQ(args[0].get(static_cast<int64_t>(k)), static_cast<double>(want[k])) << "result " << k;
     }
 }
+
+// VSHRS: a shift right by a scalar register is floor(a / 2^s) for signed
+// (arithmetic) and unsigned (logical) integers, as Halide's division by a
+// power of two; a float dtype or a shift outside the type's bits is refused.
+static std::vector<double> run_shift(DType t, int64_t shift, const std::vector<int64_t> &in) {
+    const int n = static_cast<int>(in.size());
+    ProgramBuilder b(ascend());
+    b.arg("a", t, {n});
+    b.arg("d", t, {n}, true);
+    b.li(10, 0);
+    b.li(11, 4096);
+    b.li(13, shift);
+    b.li(20, n);
+    b.dma("MTE2", "UB", "GM", 10, 1, b.desc_contig(n * dtype_bytes(t)));
+    b.sync(Pipe::MTE2, Pipe::V);
+    b.vec(Op::VSHRS, t, 11, 13, 10, 20); // d = a >> scalar(r13)
+    b.sync(Pipe::V, Pipe::MTE3);
+    b.dma("MTE3", "GM", "UB", 2, 11, b.desc_contig(n * dtype_bytes(t)));
+    b.end();
+    std::vector<Tensor> args{Tensor("a", t, {n}), Tensor("d", t, {n})};
+    for (int i = 0; i < n; ++i) {
+        args[0].set(i, static_cast<double>(in[i]));
+    }
+    poison(args[1]);
+    sim::simulate(b.p, ascend(), args);
+    std::vector<double> r;
+    for (int i = 0; i < n; ++i) {
+        r.push_back(args[1].get(i));
+    }
+    return r;
+}
+
+TEST(SimFunctional, ShiftRightByAScalarIsFloorDivisionByAPowerOfTwo) {
+    std::mt19937_64 rng(9);
+    std::uniform_int_distribution<int64_t> dist(INT32_MIN, INT32_MAX);
+    std::vector<int64_t> in = {0, -1, 1, -4096, -4097, 4095, INT32_MIN, INT32_MAX};
+    for (int i = 0; i < 200; ++i) {
+        in.push_back(dist(rng));
+    }
+    for (int64_t s : {0, 1, 12, 31}) {
+        auto got = run_shift(DType::Int32, s, in);
+        for (size_t i = 0; i < in.size(); ++i) {
+            const double want = std::floor(static_cast<double>(in[i]) / std::ldexp(1.0, static_cast<int>(s)));
+            ASSERT_EQ(got[i], want) << "int32 " << in[i] << " >> " << s;
+        }
+    }
+    EXPECT_EQ(run_shift(DType::UInt8, 3, {255, 8, 7, 128}), (std::vector<double>{31, 1, 0, 16}));
+    EXPECT_EQ(run_shift(DType::Int8, 2, {-128, -5, 5, 127}), (std::vector<double>{-32, -2, 1, 31}));
+    try {
+        run_shift(DType::Int8, 8, {1});
+        ADD_FAILURE() << "a shift of 8 on int8 ran";
+    } catch (const sim::SimError &e) {
+        EXPECT_NE(std::string(e.what()).find("vshrs shift 8 is outside 0..7"), std::string::npos) << e.what();
+    }
+    try {
+        run_shift(DType::FP32, 1, {1});
+        ADD_FAILURE() << "a shift of fp32 ran";
+    } catch (const sim::SimError &e) {
+        EXPECT_NE(std::string(e.what()).find("vshrs needs an integer dtype"), std::string::npos) << e.what();
+    }
+}

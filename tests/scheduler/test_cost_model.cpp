@@ -240,3 +240,16 @@ TEST(Roofline, OperationsAtTheirWidthOverTheLoopsTheyDependOn) {
     const Roofline ln = limit("layernorm", {{"ROWS", "64"}, {"COLS", "1024"}, {"dtype", "fp16"}});
     EXPECT_EQ(ln.vector_op_bytes.at("sqrt"), 64.0 * 4);
 }
+
+// An integer division by 2^k (gemm_q8's `>> shift`, which Halide simplifies
+// into a division) is one shift per element (VSHRS, 1 cycle per repeat), not a
+// division (4): the limit counts what the machine needs.
+TEST(Roofline, IntegerDivisionByAPowerOfTwoIsAShift) {
+    const ArchSpec arch = load_arch("ascend-like");
+    const Roofline r = compute_roofline(
+        "gemm_q8", resolve_params(find_generator("gemm_q8"), {{"M", "64"}, {"N", "128"}, {"K", "64"}}), arch);
+    EXPECT_EQ(r.vector_op_bytes.at("shrs"), 64.0 * 128 * 4);
+    EXPECT_EQ(r.vector_op_bytes.count("div"), 0u);
+    EXPECT_EQ(arch.vector.cycles_for("shrs"), 1);
+    EXPECT_EQ(arch.vector.cycles_for("div"), 4);
+}
