@@ -391,8 +391,9 @@ private:
         case DirectiveKind::AccumulateIn: {
             Function f = func(d.func);
             level(d.level);
-            if (!f.has_update_definition()) {
-                user_error(ctx(), ": ", d.func, " has no update definition; accumulate_in keeps a reduction's accumulator");
+            if (!f.has_update_definition() && d.buffers < 2) {
+                user_error(ctx(), ": ", d.func, " has no update definition; accumulate_in keeps a reduction's accumulator "
+                           "(or, with buffers >= 2, a pure Func's tile)");
             }
             npu_.accumulate.push_back({d.id, f.name(), d.level, d.buffers});
             provenance(f.name());

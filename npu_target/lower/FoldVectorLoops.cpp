@@ -17,6 +17,82 @@ bool is_scratch(const std::string &name) {
            name.find(".vlet") != std::string::npos;
 }
 
+// The selector gives every interior node of an expression its own scratch.
+// A temp whose every access comes after the last access of an earlier temp
+// of the same type and lanes can take that temp's place: exp(max(a + b, 0) *
+// c) then needs two rows of scratch, not three, and a fold within the same
+// budget takes more rows per instruction. A temp written from sources that do
+// not change with the loop (the fold hoists those) keeps its own. Renames the
+// shared temps in `ops` and returns the names no longer used.
+std::set<std::string> share_scratch(const std::vector<const Allocate *> &temps, std::vector<nir::VecOp> &ops,
+                                    const std::string &loop) {
+    std::map<std::string, const Allocate *> by_name;
+    for (const Allocate *a : temps) {
+        by_name[a->name] = a;
+    }
+    std::map<std::string, std::pair<size_t, size_t>> span; // first, last access
+    std::set<std::string> varying;                          // temps that change with the loop
+    std::vector<std::string> order;                         // by first access
+    for (size_t k = 0; k < ops.size(); k++) {
+        const nir::VecOp &v = ops[k];
+        bool varies = false;
+        for (const nir::BufRef *r : {&v.a, &v.b}) {
+            if (r->buffer.empty()) {
+                continue;
+            }
+            if (by_name.count(r->buffer)) {
+                varies = varies || varying.count(r->buffer);
+            } else {
+                auto c = nir::affine_coefficient(r->index, loop);
+                varies = varies || !c || *c != 0;
+            }
+        }
+        if (by_name.count(v.dst.buffer) && varies) {
+            varying.insert(v.dst.buffer);
+        }
+        for (const nir::BufRef *r : {&v.dst, &v.a, &v.b}) {
+            if (!by_name.count(r->buffer)) {
+                continue;
+            }
+            auto it = span.find(r->buffer);
+            if (it == span.end()) {
+                span[r->buffer] = {k, k};
+                order.push_back(r->buffer);
+            } else {
+                it->second.second = k;
+            }
+        }
+    }
+    std::map<std::string, std::string> rename;
+    std::vector<std::string> slots;
+    for (const std::string &t : order) {
+        const Allocate *a = by_name.at(t);
+        for (const std::string &s : slots) {
+            const Allocate *b = by_name.at(s);
+            if (varying.count(t) && varying.count(s) && a->type == b->type && can_prove(a->extents[0] == b->extents[0]) &&
+                span[s].second < span[t].first) {
+                rename[t] = s;
+                span[s].second = span[t].second;
+                break;
+            }
+        }
+        if (!rename.count(t)) {
+            slots.push_back(t);
+        }
+    }
+    std::set<std::string> dropped;
+    for (nir::VecOp &v : ops) {
+        for (nir::BufRef *r : {&v.dst, &v.a, &v.b}) {
+            auto it = rename.find(r->buffer);
+            if (it != rename.end()) {
+                r->buffer = it->second;
+                dropped.insert(it->first);
+            }
+        }
+    }
+    return dropped;
+}
+
 class Fold : public IRMutator {
 public:
     explicit Fold(nir::NpuModule &m) : m_(m) {}
@@ -166,21 +242,12 @@ private:
         if (!ext || *ext < 2 || !parts || op->for_type != ForType::Serial) {
             return keep();
         }
-        // Scratch rows: each temp gets `extent` rows of its lane count.
-        std::map<std::string, int64_t> temp_lanes;
-        for (const Allocate *a : parts->temps) {
-            temp_lanes[a->name] = *as_const_int(a->extents[0]);
-        }
         const int64_t max_rep = std::max(1, m_.arch->vector.max_repeat);
         // Scratch grows by a row per folded iteration: fold at most as many
         // rows as keep it within half of what the kernel's own buffers leave
         // free in the vector level (all of them counted as if live at once),
         // and at least an eighth of the level. A body whose operations are
         // long rows already gains little from folding more of them.
-        int64_t scratch_row_bytes = 0;
-        for (const Allocate *a : parts->temps) {
-            scratch_row_bytes += temp_lanes[a->name] * a->type.bytes();
-        }
         int64_t budget = INT64_MAX;
         for (const auto &L : m_.arch->memories) {
             if (L.name == m_.arch->vector.level && L.size_bytes > 0) {
@@ -194,9 +261,38 @@ private:
                 budget = std::max(size / 8, (size - own) / 2);
             }
         }
-        int64_t rows = *ext;
-        while (rows > max_rep || *ext % rows != 0 || (rows > 1 && rows * scratch_row_bytes > budget)) {
-            rows--;
+        auto rows_for = [&](const std::vector<const Allocate *> &temps) {
+            int64_t scratch_row_bytes = 0;
+            for (const Allocate *a : temps) {
+                scratch_row_bytes += *as_const_int(a->extents[0]) * a->type.bytes();
+            }
+            int64_t rows = *ext;
+            while (rows > max_rep || *ext % rows != 0 || (rows > 1 && rows * scratch_row_bytes > budget)) {
+                rows--;
+            }
+            return rows;
+        };
+        int64_t rows = rows_for(parts->temps);
+        // Shared scratch only where it lets more rows fold.
+        std::vector<nir::VecOp> shared_ops = parts->ops;
+        std::set<std::string> shared = share_scratch(parts->temps, shared_ops, op->name);
+        std::vector<const Allocate *> shared_temps;
+        for (const Allocate *a : parts->temps) {
+            if (!shared.count(a->name)) {
+                shared_temps.push_back(a);
+            }
+        }
+        if (!shared.empty() && rows_for(shared_temps) > rows) {
+            rows = rows_for(shared_temps);
+            parts->ops = shared_ops;
+            parts->temps = shared_temps;
+        } else {
+            shared.clear();
+        }
+        // Scratch rows: each temp gets `extent` rows of its lane count.
+        std::map<std::string, int64_t> temp_lanes;
+        for (const Allocate *a : parts->temps) {
+            temp_lanes[a->name] = *as_const_int(a->extents[0]);
         }
         if (rows < 2) {
             return keep();
@@ -287,6 +383,9 @@ private:
             nir::BufferInfo &b = m_.buffers.at(a->name);
             b.elems = temp_lanes[a->name] * (hoisted.count(a->name) ? 1 : rows);
             s = Allocate::make(a->name, a->type, a->memory_type, {make_const(Int(32), b.elems)}, a->condition, s);
+        }
+        for (const std::string &name : shared) {
+            m_.buffers.erase(name);
         }
         if (rows != *ext) {
             s = For::make(outer, 0, make_const(Int(32), *ext / rows), op->for_type, op->device_api, s);
