@@ -374,7 +374,8 @@ private:
             }
         }
         std::vector<Stmt> stmts;
-        for (const auto &v : folded) {
+        for (auto &v : folded) {
+            rows_as_elements(v);
             stmts.push_back(v.make());
         }
         Stmt s = Block::make(stmts);
@@ -395,6 +396,36 @@ private:
 };
 
 } // namespace
+
+// A one-element operation folded over rows whose destination moves by one
+// element per row and whose sources by one element or none (a per-row
+// statistic: a row reduction's result into the running value) is the same
+// operation over `rows` elements of one row: one repeat instead of one per
+// row. A source in the destination's buffer must be the destination itself
+// (a row would otherwise read what an earlier row wrote).
+void rows_as_elements(nir::VecOp &v) {
+    const bool reduce = v.op == isa::Op::VREDSUM || v.op == isa::Op::VREDMAX;
+    if (reduce || v.n != 1 || v.rows < 2 || v.row_stride[0] != 1) {
+        return;
+    }
+    const nir::BufRef *srcs[2] = {&v.a, &v.b};
+    for (int i = 0; i < 2; i++) {
+        const int32_t rs = v.row_stride[i + 1];
+        if (srcs[i]->buffer.empty()) {
+            continue;
+        }
+        if ((rs != 0 && rs != 1) ||
+            (srcs[i]->buffer == v.dst.buffer && (rs != 1 || !can_prove(srcs[i]->index == v.dst.index)))) {
+            return;
+        }
+    }
+    v.n = v.rows;
+    v.rows = 1;
+    for (int i = 0; i < 3; i++) {
+        v.stride[i] = v.row_stride[i];
+        v.row_stride[i] = 0;
+    }
+}
 
 nir::NpuModule fold_vector_loops(const nir::NpuModule &m) {
     nir::NpuModule r = m;

@@ -20,6 +20,11 @@ namespace tessel {
 
 nir::NpuModule fold_vector_loops(const nir::NpuModule &m);
 
+/** A one-element operation over rows whose destination moves by one element
+ * per row and whose sources by one element or none becomes one operation over
+ * `rows` elements (one repeat instead of one per row); others are unchanged. */
+void rows_as_elements(nir::VecOp &v);
+
 } // namespace tessel
 
 #endif

@@ -35,6 +35,13 @@ uint64_t fresh_seed();
 /** A hand schedule of the samples, by its path under samples/ ("gemm/schedules/x.json"). */
 ScheduleSpec sample_schedule(const std::string &path_under_samples);
 
+/** One sample schedule run with an optimisation pass and with it skipped, same seed, on ascend-like. */
+struct PassPair {
+    NpuRun with, without;
+};
+PassPair run_with_and_without(const std::string &pass, const std::string &generator, const ParamMap &params,
+                              const std::string &schedule_under_samples, double tol);
+
 } // namespace tessel::test
 
 #endif

@@ -18,17 +18,10 @@ using namespace tessel::test;
 
 namespace {
 
-struct Pair {
-    NpuRun with, without;
-};
+using Pair = PassPair;
 
 Pair both(const std::string &gen, const ParamMap &params, const std::string &schedule, double tol) {
-    const uint64_t seed = fresh_seed();
-    ScheduleSpec spec = sample_schedule(schedule);
-    PassOptions skip;
-    skip.skip = {"defer_tail"};
-    return {run_npu(gen, params, spec, "ascend-like", seed, tol, tol),
-            run_npu(gen, params, spec, "ascend-like", seed, tol, tol, skip)};
+    return run_with_and_without("defer_tail", gen, params, schedule, tol);
 }
 
 // The loop was rewritten: the copy of the state update after the loop has
