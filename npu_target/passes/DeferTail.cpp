@@ -229,12 +229,21 @@ private:
         if (op->for_type != ForType::Serial || !extent || *extent < 1) {
             return loop;
         }
-        Stmt r = defer(op->name, op->min, *extent, op->device_api, body);
+        Stmt r = defer(op->name, op->min, *extent, op->device_api, body, true);
+        if (!r.defined()) {
+            r = defer(op->name, op->min, *extent, op->device_api, body, false);
+        }
         return r.defined() ? r : loop;
     }
 
+    static bool written_anywhere(const Leaves &rest, const std::string &b) {
+        return std::any_of(rest.leaves.begin(), rest.leaves.end(), [&](const Leaf &l) {
+            return std::find(l.a.writes.begin(), l.a.writes.end(), b) != l.a.writes.end();
+        });
+    }
+
     // The loop transformed, or undefined when it does not qualify.
-    Stmt defer(const std::string &var, const Expr &min, int64_t extent, DeviceAPI api, const Stmt &body) {
+    Stmt defer(const std::string &var, const Expr &min, int64_t extent, DeviceAPI api, const Stmt &body, bool chain) {
         const Stmt tail = tail_of(body);
         if (!tail.defined() || !(tail.as<For>() || tail.as<Evaluate>())) {
             return Stmt();
@@ -266,34 +275,55 @@ private:
             return Stmt();
         }
         // Producers joining the group: single operations of another pipe (not
-        // in an inner loop) writing only buffers that nothing but the tail reads
-        // and nothing else writes (the copy of the block's output into UB).
+        // in an inner loop) writing only buffers that nothing but the group
+        // reads and nothing else writes (the copy of the block's output into
+        // UB). With `chain`, also the operations feeding those, transitively
+        // (the output product and its operand copies), as long as what they
+        // read is not written by the vector unit in the body: in the in-order
+        // queues of the matrix unit and MTE1 the block's output product then
+        // follows the next block's score product instead of holding it up.
         std::vector<size_t> producers;
-        for (size_t i = 0; i < rest.leaves.size(); i++) {
-            const Leaf &l = rest.leaves[i];
-            if (l.depth > 0 || l.a.pipe == Pipe::V || l.a.pipe == Pipe::S || l.a.writes.empty() ||
-                !l.a.scalar_reads.empty() || !nir::as_dma(l.s)) {
-                continue;
-            }
-            bool only_tail = true;
-            for (const auto &b : l.a.writes) {
-                only_tail &= tail_reads.count(b) > 0 && plain(b) && !rest.loaded.count(b);
-                for (size_t k = 0; k < rest.leaves.size() && only_tail; k++) {
+        std::set<std::string> group_reads = tail_reads;
+        auto in_group = [&](size_t i) { return std::find(producers.begin(), producers.end(), i) != producers.end(); };
+        auto has = [](const std::vector<std::string> &v, const std::string &b) {
+            return std::find(v.begin(), v.end(), b) != v.end();
+        };
+        for (bool grew = true; grew;) {
+            grew = false;
+            for (size_t i = rest.leaves.size(); i-- > 0;) {
+                const Leaf &l = rest.leaves[i];
+                if (in_group(i) || l.depth > 0 || l.a.pipe == Pipe::V || l.a.pipe == Pipe::S || l.a.writes.empty() ||
+                    !l.a.scalar_reads.empty() || !(nir::as_dma(l.s) || (chain && nir::as_mmad(l.s)))) {
+                    continue;
+                }
+                bool only_group = true;
+                for (const auto &b : l.a.writes) {
+                    only_group &= group_reads.count(b) > 0 && plain(b) && !rest.loaded.count(b);
+                    for (size_t k = 0; k < rest.leaves.size() && only_group; k++) {
+                        const Leaf &o = rest.leaves[k];
+                        only_group &= k == i || in_group(k) ||
+                                      (!has(o.a.reads, b) && !has(o.a.writes, b) && !has(o.a.scalar_reads, b));
+                    }
+                }
+                for (size_t k = 0; k < rest.leaves.size() && only_group && chain; k++) {
                     const Leaf &o = rest.leaves[k];
-                    auto has = [&](const std::vector<std::string> &v) { return std::find(v.begin(), v.end(), b) != v.end(); };
-                    only_tail &= k == i || (!has(o.a.reads) && !has(o.a.writes) && !has(o.a.scalar_reads));
+                    for (const auto &b : l.a.reads) {
+                        only_group &= o.a.pipe != Pipe::V || !has(o.a.writes, b);
+                    }
+                }
+                if (only_group) {
+                    producers.push_back(i);
+                    group_reads.insert(l.a.reads.begin(), l.a.reads.end());
+                    reads.insert(l.a.reads.begin(), l.a.reads.end());
+                    writes.insert(l.a.writes.begin(), l.a.writes.end());
+                    grew = chain;
                 }
             }
-            if (only_tail) {
-                producers.push_back(i);
-                reads.insert(l.a.reads.begin(), l.a.reads.end());
-                writes.insert(l.a.writes.begin(), l.a.writes.end());
-            }
         }
+        std::sort(producers.begin(), producers.end());
         for (const auto &w : writes) {
             reads.erase(w); // updated or produced inside the group: only the group touches it, checked below
         }
-        auto in_group = [&](size_t i) { return std::find(producers.begin(), producers.end(), i) != producers.end(); };
         std::set<std::string> keep; // allocations that move out of the loop
         for (const auto &b : writes) {
             if (!plain(b) || rest.loaded.count(b)) {
@@ -346,6 +376,9 @@ private:
                 }
             }
             auto alloc = rest.allocated.find(b);
+            if (!before && !after && alloc == rest.allocated.end() && !written_anywhere(rest, b)) {
+                continue; // the same contents in every iteration (an input)
+            }
             if (!plain(b) || (before && after) || other_before) {
                 return Stmt();
             }

@@ -17,6 +17,13 @@
 //   - a buffer written (by the vector unit only) before the insertion point is
 //     copied at the end of each iteration into a new buffer `<name>.prev`
 //     (VMOV) allocated outside the loop, and the deferred tail reads the copy.
+// The group also takes, transitively, the single DMAs and MMADs of other pipes
+// whose outputs only the group reads and whose inputs the vector unit does
+// not write in the body (attention's output product: the probabilities
+// L1 -> L0A, the V block GM -> L1 -> L0B, the MMAD, the copy L0C -> UB), so in
+// the in-order queues of MTE1 and the matrix unit block t - 1's product follows
+// block t's score product; when that does not qualify (a multi-buffered
+// operand), only the DMAs writing what the tail reads join.
 // Runs before allocate_buffers and insert_sync, so placement and every
 // cross-pipe ordering are derived from the transformed program. A loop is left
 // alone when anything else in its body touches what the tail writes, a

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 using namespace tessel;
@@ -54,16 +55,30 @@ void expect_deferred_and_faster(const Pair &p) {
 
 } // namespace
 
+// MMAD instructions in the program.
+int mmads(const NpuRun &r) {
+    return static_cast<int>(std::count_if(r.backend.program.code.begin(), r.backend.program.code.end(),
+                                          [](const isa::Instr &i) { return i.op == isa::Op::MMAD; }));
+}
+
 TEST(DeferTail, AttentionBlocksOf256) {
     Pair p = both("attention", {{"S", "64"}, {"L", "512"}, {"D", "64"}, {"BK", "256"}},
                   "attention/schedules/ascend_flash_bk256.json", 1e-3);
     expect_deferred_and_faster(p);
+    // V single-buffered in L1: the output product and its operand copies join
+    // the deferred group, so its MMAD is in the loop (block t - 1, after block
+    // t's score product) and after it (the last block): 3 MMADs, not 2.
+    EXPECT_EQ(mmads(p.with), 3);
+    EXPECT_EQ(mmads(p.without), 2);
 }
 
 TEST(DeferTail, AttentionBlocksOf64) {
     Pair p = both("attention", {{"S", "64"}, {"L", "128"}, {"D", "64"}, {"BK", "64"}},
                   "attention/schedules/ascend_flash.json", 1e-3);
     expect_deferred_and_faster(p);
+    // V double-buffered in L1 (its copies rotate with the loop): the product
+    // stays in its iteration, only the copy of its result joins the tail.
+    EXPECT_EQ(mmads(p.with), 2);
 }
 
 TEST(DeferTail, SoftmaxUnchanged) {
