@@ -259,6 +259,9 @@ private:
     // The loop level `loop` of any stage of `at` (the last stage that has it).
     LoopLevel at_level(const std::string &at, const std::string &loop_name) const {
         Function f = func(at);
+        if (loop_name == "root") { // outside every loop: once per run
+            return LoopLevel::root();
+        }
         int stages = static_cast<int>(f.updates().size()) + 1;
         std::vector<std::string> all;
         for (int s = stages - 1; s >= 0; s--) {

@@ -117,7 +117,10 @@ const std::vector<BenchCase> &cases() {
         // ---- normalisations ----
         {"softmax", "softmax", {{"ROWS", "256"}, {"COLS", "1024"}, {"dtype", "fp16"}}, "256x1024", "ascend-like",
          "softmax/schedules/ascend_reduce.json", false, false, kMemGoal},
+        // 64 rows: the small case; 1024 rows of 1024: a transformer layer's tokens x hidden size.
         {"LayerNorm", "layernorm", {{"ROWS", "64"}, {"COLS", "1024"}, {"dtype", "fp16"}}, "64x1024",
+         "ascend-like", "layernorm/schedules/ascend_reduce.json", false, false, kMemGoal, true},
+        {"LayerNorm", "layernorm", {{"ROWS", "1024"}, {"COLS", "1024"}, {"dtype", "fp16"}}, "1024x1024",
          "ascend-like", "layernorm/schedules/ascend_reduce.json", false, false, kMemGoal, true},
         // ---- attention ----
         {"attention (flash)", "attention", {{"S", "1024"}, {"L", "2048"}, {"D", "64"}, {"BK", "256"}},
