@@ -1,6 +1,7 @@
 #include "npu_target/passes/DeferTail.h"
 
 #include "npu_target/passes/InsertSync.h"
+#include "npu_target/passes/LoopBody.h"
 
 #include <algorithm>
 #include <map>
@@ -34,91 +35,6 @@ Stmt tail_of(const Stmt &s) {
     }
     return s;
 }
-
-struct Leaf {
-    Stmt s;
-    Accesses a;
-    int depth = 0; // loops around it inside the body
-};
-
-// The operations of a statement in program order, the allocations in it and
-// the buffers loaded anywhere (operand addresses, lets, conditions).
-class Leaves : public IRVisitor {
-public:
-    Leaves(const nir::NpuModule &m, const IRNode *skip) : m_(m), skip_(skip) {}
-    std::vector<Leaf> leaves;
-    std::map<std::string, int> allocated; // name -> loop depth of the allocation
-    std::set<std::string> loaded;
-    std::set<std::string> defined, used; // variables bound (lets, loops) and read inside
-    bool has_sync = false;
-
-private:
-    const nir::NpuModule &m_;
-    const IRNode *skip_;
-    int depth_ = 0;
-    using IRVisitor::visit;
-    void add(const Stmt &s) {
-        if (nir::as_sync(s)) {
-            has_sync = true;
-        }
-        leaves.push_back({s, accesses_of(m_, s), depth_});
-    }
-    void visit(const For *op) override {
-        if (op == skip_) {
-            return;
-        }
-        defined.insert(op->name);
-        op->min.accept(this);
-        op->extent.accept(this);
-        depth_++;
-        op->body.accept(this);
-        depth_--;
-    }
-    void visit(const IfThenElse *op) override {
-        op->condition.accept(this);
-        depth_++; // a conditional counts as a loop: nothing is moved into or out of it
-        op->then_case.accept(this);
-        if (op->else_case.defined()) {
-            op->else_case.accept(this);
-        }
-        depth_--;
-    }
-    void visit(const LetStmt *op) override {
-        defined.insert(op->name);
-        IRVisitor::visit(op);
-    }
-    void visit(const Variable *op) override { used.insert(op->name); }
-    void visit(const Evaluate *op) override {
-        if (op == skip_) {
-            return;
-        }
-        add(op);
-        IRVisitor::visit(op);
-    }
-    void visit(const Store *op) override {
-        add(op);
-        IRVisitor::visit(op);
-    }
-    void visit(const Allocate *op) override {
-        allocated[op->name] = depth_;
-        IRVisitor::visit(op);
-    }
-    void visit(const Load *op) override {
-        loaded.insert(op->name);
-        IRVisitor::visit(op);
-    }
-};
-
-class Replace : public IRMutator {
-public:
-    Replace(const IRNode *target, Stmt with) : target_(target), with_(std::move(with)) {}
-    using IRMutator::mutate;
-    Stmt mutate(const Stmt &s) override { return s.get() == target_ ? with_ : IRMutator::mutate(s); }
-
-private:
-    const IRNode *target_;
-    Stmt with_;
-};
 
 // Buffer names in the group's operations: the copied buffers are read as
 // `<name>.prev`, and the copy of the group after the loop gets its own scratch
@@ -161,27 +77,6 @@ private:
     Stmt visit(const Free *op) override {
         auto it = to_.find(op->name);
         return it == to_.end() ? Stmt(op) : Free::make(it->second);
-    }
-};
-
-// Allocations (and frees) of the buffers that now live across the loop leave its body.
-class DropAllocations : public IRMutator {
-public:
-    explicit DropAllocations(const std::set<std::string> &names) : names_(names) {}
-    std::map<std::string, Stmt> dropped; // the allocation nodes, kept alive
-
-private:
-    const std::set<std::string> &names_;
-    using IRMutator::visit;
-    Stmt visit(const Allocate *op) override {
-        if (names_.count(op->name)) {
-            dropped[op->name] = Stmt(op);
-            return mutate(op->body);
-        }
-        return IRMutator::visit(op);
-    }
-    Stmt visit(const Free *op) override {
-        return names_.count(op->name) ? Evaluate::make(make_zero(Int(32))) : Stmt(op);
     }
 };
 
@@ -445,14 +340,9 @@ private:
         }
         Stmt s = Block::make(For::make(var, min, make_const(Int(32), extent), ForType::Serial, api, new_body),
                              last_group);
-        for (const auto &[name, node] : drop.dropped) {
-            const Allocate *a = node.as<Allocate>();
-            for (const Expr &e : a->extents) {
-                if (variables_of_any(e)) {
-                    return Stmt();
-                }
-            }
-            s = Allocate::make(name, a->type, a->memory_type, a->extents, a->condition, Block::make(s, Free::make(name)));
+        s = wrap_allocations(drop, s);
+        if (!s.defined()) {
+            return Stmt();
         }
         for (const auto &[from, to] : renamed) {
             nir::BufferInfo info = m_.buffer(from);
@@ -471,7 +361,6 @@ private:
         deferred.push_back(var);
         return s;
     }
-    static bool variables_of_any(const Expr &e) { return !nir::variables_of(e).empty(); }
 };
 
 } // namespace

@@ -8,6 +8,7 @@
 #include "npu_target/lower/Tensorize.h"
 #include "npu_target/lower/Specialize.h"
 #include "npu_target/lower/SplitCores.h"
+#include "npu_target/passes/AdvanceHead.h"
 #include "npu_target/passes/AllocateBuffers.h"
 #include "npu_target/passes/BankPlacement.h"
 #include "npu_target/passes/BufferCredits.h"
@@ -45,6 +46,7 @@ const std::vector<Pass> &pass_table() {
         {{"multi_buffer", "buffers=N: N copies rotating with the loop they are staged at"}, multi_buffer},
         {{"ring_panels", "single-copy panels reloaded per loop iteration: pieces in a ring of slots, the next panel's loaded during this one", true}, ring_panels},
         {{"defer_tail", "a loop body's vector tail that waits for another pipe runs one iteration later, overlapping that pipe's work of the next iteration", true}, defer_tail},
+        {{"advance_head", "a loop body's leading operations of other pipes (attention's score product) for iteration t + 1 run in iteration t, after its last use of what they write and its last work on their pipes", true}, advance_head},
         {{"allocate_buffers", "byte offsets per level with lifetimes; overflow is an error"},
          [](const nir::NpuModule &m) { return allocate_buffers(m); }},
         {{"bank_placement", "allocates again, each vector-level buffer started where its vector operations conflict least on the banks", true}, bank_placement},

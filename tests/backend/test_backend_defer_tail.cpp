@@ -67,9 +67,8 @@ TEST(DeferTail, AttentionBlocksOf256) {
     expect_deferred_and_faster(p);
     // V single-buffered in L1: the output product and its operand copies join
     // the deferred group, so its MMAD is in the loop (block t - 1, after block
-    // t's score product) and after it (the last block): 3 MMADs, not 2.
-    EXPECT_EQ(mmads(p.with), 3);
-    EXPECT_EQ(mmads(p.without), 2);
+    // t's score product) and after it (the last block): one MMAD more.
+    EXPECT_EQ(mmads(p.with), mmads(p.without) + 1);
 }
 
 TEST(DeferTail, AttentionBlocksOf64) {
@@ -78,7 +77,7 @@ TEST(DeferTail, AttentionBlocksOf64) {
     expect_deferred_and_faster(p);
     // V double-buffered in L1 (its copies rotate with the loop): the product
     // stays in its iteration, only the copy of its result joins the tail.
-    EXPECT_EQ(mmads(p.with), 2);
+    EXPECT_EQ(mmads(p.with), mmads(p.without));
 }
 
 TEST(DeferTail, SoftmaxUnchanged) {
