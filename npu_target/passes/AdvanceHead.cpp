@@ -12,6 +12,30 @@ using isa::Pipe;
 
 namespace {
 
+// How often a statement node occurs in `s` (Halide shares equal subtrees: a
+// statement copied into two places without change is one node, and replacing
+// it by identity would change both).
+int occurrences(const Stmt &s, const IRNode *node) {
+    struct Count : public IRVisitor {
+        const IRNode *node;
+        int n = 0;
+        using IRVisitor::visit;
+        void visit(const Evaluate *op) override { n += op == node; }
+        void visit(const For *op) override {
+            n += op == node;
+            IRVisitor::visit(op);
+        }
+        void visit(const IfThenElse *op) override {
+            n += op == node;
+            IRVisitor::visit(op);
+        }
+        void visit(const Store *op) override { n += op == node; }
+    } c;
+    c.node = node;
+    s.accept(&c);
+    return c.n;
+}
+
 bool touches(const Accesses &a, const std::set<std::string> &bufs) {
     for (const auto *names : {&a.reads, &a.writes, &a.scalar_reads}) {
         for (const auto &b : *names) {
@@ -122,6 +146,14 @@ private:
         }
         for (const auto &name : head_vars.used) {
             if (name != op->name && all.defined.count(name)) {
+                return Stmt();
+            }
+        }
+        if (occurrences(body, last->top.get()) != 1) {
+            return Stmt();
+        }
+        for (size_t i = 0; i < h; i++) {
+            if (occurrences(body, all.leaves[i].s.get()) != 1) {
                 return Stmt();
             }
         }

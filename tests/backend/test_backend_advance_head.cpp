@@ -38,6 +38,30 @@ TEST(AdvanceHead, AttentionScoresOneBlockAhead) {
         << "with " << p.with.report.cycles << ", without " << p.without.report.cycles;
 }
 
+// Q staged into L0A once per tile: the tile loop's head (the next tile's K
+// panel and Q) goes after the deferred output product after the block loop.
+// defer_tail's copy of the group in the loop and after it share the
+// statements that do not depend on the block (Halide shares equal subtrees),
+// so an insertion by identity put the next tile's Q into the block loop too
+// (3553 of 8192 outputs wrong); the pass now leaves a loop alone when its
+// insertion point or a head statement occurs more than once.
+TEST(AdvanceHead, QueriesStagedOncePerTile) {
+    const uint64_t seed = fresh_seed();
+    ScheduleSpec spec = sample_schedule("attention/schedules/ascend_flash_bk256.json");
+    bool moved = false;
+    for (auto &d : spec.directives) {
+        if (d.id == "Q_L0A") {
+            d.at_func = "out";
+            d.at_loop = "io";
+            moved = true;
+        }
+    }
+    ASSERT_TRUE(moved);
+    NpuRun r = run_npu("attention", {{"S", "128"}, {"L", "1024"}, {"D", "64"}, {"BK", "256"}}, spec, "ascend-like", seed,
+                       1e-3, 1e-3);
+    EXPECT_EQ(r.cmp.mismatches, 0) << failure(r);
+}
+
 TEST(AdvanceHead, SoftmaxUnchanged) {
     PassPair p = run_with_and_without("advance_head", "softmax", {{"ROWS", "64"}, {"COLS", "1024"}, {"dtype", "fp16"}},
                                       "softmax/schedules/ascend_reduce.json", 1e-3);
