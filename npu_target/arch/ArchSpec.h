@@ -54,6 +54,17 @@ struct DmaEngine {
     int align_bytes = 32;        // GM addresses not aligned to this pay misalign_factor
     double misalign_factor = 1.0;// bandwidth multiplier for misaligned transfers (<= 1)
     std::vector<std::string> transforms; // "nd2nz", "pad", "transpose", "quant", "relu", ...
+
+    /** The element-count limit of descriptor dimension `dim` for elements of `elem_bytes`.
+     * A contiguous innermost dimension is a run counted in bursts (NPU_MODEL: "2-D
+     * descriptor in 32 B units, count <= 4095"), so it may hold max_count bursts of
+     * bytes; every other dimension counts repeats, at most max_count. */
+    int64_t count_limit(int dim, int64_t elem_bytes, bool contiguous) const {
+        if (dim == 0 && contiguous && elem_bytes > 0 && burst_bytes > elem_bytes) {
+            return max_count * burst_bytes / elem_bytes;
+        }
+        return max_count;
+    }
 };
 
 struct MatrixShape {

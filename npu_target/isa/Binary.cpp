@@ -443,10 +443,11 @@ void check_program_against_arch(const Program &p, const ArchSpec &a) {
                             " dims; engine " + e.name + " takes at most " + std::to_string(e.max_dims));
             }
             for (int k = 0; k < d.dims; k++) {
-                if (d.count[k] > e.max_count) {
+                const int64_t limit = e.count_limit(k, d.elem_bytes, contiguous_run(d));
+                if (d.count[k] > limit) {
                     fail(i, "descriptor d" + std::to_string(ins.desc) + " count[" + std::to_string(k) + "] = " +
-                                std::to_string(d.count[k]) + " exceeds engine " + e.name + " max_count " +
-                                std::to_string(e.max_count));
+                                std::to_string(d.count[k]) + " exceeds engine " + e.name + "'s limit of " +
+                                std::to_string(limit) + " (max_count " + std::to_string(e.max_count) + ")");
                 }
             }
             const std::string &t = dma_transform_names()[d.transform];

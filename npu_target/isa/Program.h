@@ -129,6 +129,14 @@ struct DmaDesc {
     int64_t bytes() const;
 };
 
+/** Whether dimension 0 of the descriptor is a contiguous run on both sides
+ * (strides of one element), which an engine counts in bursts
+ * (DmaEngine::count_limit). */
+inline bool contiguous_run(const DmaDesc &d) {
+    return d.dims >= 1 && d.src_stride[0] == static_cast<int64_t>(d.elem_bytes) &&
+           d.dst_stride[0] == static_cast<int64_t>(d.elem_bytes);
+}
+
 /** A kernel argument (a GM buffer). Shape innermost first, dense. */
 struct ArgDesc {
     std::string name;

@@ -62,16 +62,19 @@ private:
             why = "no transfer engine of " + arch.name + " moves data from " + s->second.level + " to " + d->second.level;
             return Stmt();
         }
-        // A dimension longer than the engine's count limit is split into an
-        // inner run of the largest divisor within the limit and an outer count.
+        // A dimension longer than the engine's count limit (a contiguous
+        // innermost run counts in bursts: DmaEngine::count_limit) is split into
+        // an inner run of the largest divisor within the limit and an outer count.
         CopyPattern split = c;
         split.dims.clear();
         for (const CopyDim &dim : c.dims) {
-            if (dim.count <= eng->max_count) {
+            const bool run = split.dims.empty() && dim.dst_stride == 1 && dim.src_stride == 1;
+            const int64_t limit = eng->count_limit(static_cast<int>(split.dims.size()), c.type.bytes(), run);
+            if (dim.count <= limit) {
                 split.dims.push_back(dim);
                 continue;
             }
-            int64_t f = eng->max_count;
+            int64_t f = limit;
             while (f > 1 && dim.count % f != 0) {
                 f--;
             }

@@ -59,10 +59,11 @@ DmaCost Machine::exec_dma(Core &c, const isa::Instr &in, const Queued &q, Range 
     }
     std::vector<Dim> dims;
     for (int i = 0; i < d.dims; ++i) {
-        if (d.count[i] > static_cast<uint64_t>(e.max_count)) {
+        const int64_t limit = e.count_limit(i, d.elem_bytes, isa::contiguous_run(d));
+        if (d.count[i] > static_cast<uint64_t>(limit)) {
             throw SimError(tag() + ": descriptor d" + std::to_string(in.desc) + " count[" + std::to_string(i) + "] = " +
-                           std::to_string(d.count[i]) + " exceeds engine " + e.name + " max_count " +
-                           std::to_string(e.max_count));
+                           std::to_string(d.count[i]) + " exceeds engine " + e.name + "'s limit of " +
+                           std::to_string(limit) + " (max_count " + std::to_string(e.max_count) + ")");
         }
         dims.push_back(Dim{static_cast<int64_t>(d.count[i]), d.src_stride[i], d.dst_stride[i]});
     }

@@ -132,3 +132,20 @@ TEST(ConvQ8, SampleScheduleEpilogueFoldsAndHoistsInvariants) {
     EXPECT_GT(divs, 0) << failure(r);
     EXPECT_GT(scale_casts, 0) << failure(r);
 }
+
+// An int8 row of 128 channels x 34 pixels is a 4352-byte contiguous run, and
+// a band's rows are contiguous in L1: the engines count a run in 32-byte
+// bursts (DmaEngine::count_limit: 4095 bursts), so the band goes L1 -> L0A as
+// one run of 8704 bytes, not split at 4095 elements into a second dimension.
+TEST(ConvQ8, LongInt8RunsAreOneDescriptorDimension) {
+    const ParamMap p = {{"H", "4"}, {"W", "32"}, {"CI", "128"}, {"CO", "128"}, {"K", "3"}, {"stride", "1"}, {"shift", "12"}};
+    NpuRun r = run_npu("conv2d_q8", p, sample_schedule("conv2d_q8/schedules/ascend_per_tap.json"), "ascend-like",
+                       fresh_seed(), 0, 0);
+    EXPECT_EQ(r.cmp.mismatches, 0) << failure(r);
+    bool long_run = false;
+    for (const auto &d : r.backend.program.descs) {
+        EXPECT_LE(d.count[0] * d.elem_bytes, 4095u * 32u) << failure(r);
+        long_run |= d.elem_bytes == 1 && d.count[0] > 4095 && isa::contiguous_run(d);
+    }
+    EXPECT_TRUE(long_run) << "no int8 descriptor has a run over 4095 elements\n" << failure(r);
+}

@@ -196,9 +196,17 @@ TEST(Binary, CheckAgainstArch) {
               "program 'sample \"kernel\"' instruction " + std::to_string(static_cast<int>(Op::DMA)) + " (dma): engine MTE1 has no edge GM->UB");
     EXPECT_EQ(err([&](Program &q) { q.descs[0].dims = 3; q.descs[0].count[2] = 2; }),
               "program 'sample \"kernel\"' instruction " + std::to_string(static_cast<int>(Op::DMA)) + " (dma): descriptor d0 has 3 dims; engine MTE2 takes at most 2");
-    EXPECT_EQ(err([&](Program &q) { q.descs[0].count[0] = 5000; }),
-              "program 'sample \"kernel\"' instruction " + std::to_string(static_cast<int>(Op::DMA)) + " (dma): descriptor d0 count[0] = 5000 exceeds engine MTE2 "
-              "max_count 4095");
+    // d0 moves 2-byte elements; its innermost dimension is a contiguous run,
+    // counted in 32-byte bursts (max_count 4095 of them = 65520 elements); a
+    // strided innermost dimension and an outer one count up to 4095.
+    const std::string at = "program 'sample \"kernel\"' instruction " + std::to_string(static_cast<int>(Op::DMA)) + " (dma): ";
+    EXPECT_EQ(err([&](Program &q) { q.descs[0].count[0] = 65520; }), "");
+    EXPECT_EQ(err([&](Program &q) { q.descs[0].count[0] = 65521; }),
+              at + "descriptor d0 count[0] = 65521 exceeds engine MTE2's limit of 65520 (max_count 4095)");
+    EXPECT_EQ(err([&](Program &q) { q.descs[0].count[0] = 5000; q.descs[0].src_stride[0] = 4; }),
+              at + "descriptor d0 count[0] = 5000 exceeds engine MTE2's limit of 4095 (max_count 4095)");
+    EXPECT_EQ(err([&](Program &q) { q.descs[0].count[1] = 5000; }),
+              at + "descriptor d0 count[1] = 5000 exceeds engine MTE2's limit of 4095 (max_count 4095)");
     EXPECT_EQ(err([&](Program &q) { q.descs[0].transform = 6; }),
               "program 'sample \"kernel\"' instruction " + std::to_string(static_cast<int>(Op::DMA)) + " (dma): engine MTE2 does not support transform relu");
     size_t ld = static_cast<size_t>(Op::LD);
