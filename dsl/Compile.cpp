@@ -124,7 +124,7 @@ void compile_into(const CompileRequest &req, CompileResult &r, HalidePipeline &p
     for (const auto &t : be.timings) {
         r.pass_times.push_back({t.pass, t.ms, t.changed});
     }
-    r.tiling = tiling_plan(be.module);
+    r.tiling = tiling_plan(be.schedule_module.body.defined() ? be.schedule_module : be.module);
     r.lifetimes = be.module.lifetimes;
     r.level_peak_bytes = be.module.level_peak_bytes;
     r.roofline = compute_roofline(req.generator, r.params, arch, be.program.cores);

@@ -125,6 +125,9 @@ BackendResult run_backend(const Halide::Internal::Stmt &lowered, const LowerInpu
         if (!m.overflow_message.empty()) {
             throw OverflowError(m.overflow_message, m.lifetimes);
         }
+        if (p.info.name == "multi_buffer") {
+            r.schedule_module = m;
+        }
         if (opt.stop_after == p.info.name) {
             r.module = std::move(m);
             r.diagnostics = r.module.diagnostics;

@@ -39,6 +39,12 @@ struct PassTiming {
 struct BackendResult {
     isa::Program program;          // empty when stopped early
     nir::NpuModule module;         // the NPU IR after the last pass that ran
+    // The NPU IR as the schedule lays it out: after multi_buffer, before the
+    // passes that move work across iterations (ring_panels, defer_tail,
+    // advance_head, ...). The tiling view reads it: tile t's boxes are where
+    // the schedule puts them, not where a load of tile t + 1 was advanced to.
+    // Undefined body when the backend stopped earlier.
+    nir::NpuModule schedule_module;
     std::vector<BackendDiagnostic> diagnostics;
     std::vector<PassTiming> timings;
     std::vector<std::pair<std::string, std::string>> dumps; // (pass, IR text after it)
