@@ -67,11 +67,6 @@ private:
         return body.same_as(op->body) ? Stmt(op) : For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
     }
 
-    bool plain(const std::string &buf) const {
-        auto it = m_.buffers.find(buf);
-        return it != m_.buffers.end() && !it->second.is_arg && it->second.buffers == 1 && it->second.pieces.count <= 1;
-    }
-
     // The loop rewritten, or undefined when it does not qualify.
     Stmt advance(const For *op, const Stmt &body, int64_t extent) {
         Leaves all(m_, nullptr);
@@ -101,7 +96,7 @@ private:
         std::set<std::string> keep; // allocations that move out of the loop
         for (const auto &b : writes) {
             auto alloc = all.allocated.find(b);
-            if (!plain(b) || all.loaded.count(b) || alloc == all.allocated.end() || alloc->second > 0) {
+            if (!single_copy_scratch(m_, b) || all.loaded.count(b) || alloc == all.allocated.end() || alloc->second > 0) {
                 return Stmt();
             }
             keep.insert(b);

@@ -112,11 +112,6 @@ private:
     nir::NpuModule &m_;
     using IRMutator::visit;
 
-    bool plain(const std::string &buf) const {
-        auto it = m_.buffers.find(buf);
-        return it != m_.buffers.end() && !it->second.is_arg && it->second.buffers == 1 && it->second.pieces.count <= 1;
-    }
-
     Stmt visit(const For *op) override {
         Stmt body = mutate(op->body);
         Stmt loop = For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
@@ -193,7 +188,7 @@ private:
                 }
                 bool only_group = true;
                 for (const auto &b : l.a.writes) {
-                    only_group &= group_reads.count(b) > 0 && plain(b) && !rest.loaded.count(b);
+                    only_group &= group_reads.count(b) > 0 && single_copy_scratch(m_, b) && !rest.loaded.count(b);
                     for (size_t k = 0; k < rest.leaves.size() && only_group; k++) {
                         const Leaf &o = rest.leaves[k];
                         only_group &= k == i || in_group(k) ||
@@ -221,7 +216,7 @@ private:
         }
         std::set<std::string> keep; // allocations that move out of the loop
         for (const auto &b : writes) {
-            if (!plain(b) || rest.loaded.count(b)) {
+            if (!single_copy_scratch(m_, b) || rest.loaded.count(b)) {
                 return Stmt();
             }
             auto alloc = rest.allocated.find(b);
@@ -274,7 +269,7 @@ private:
             if (!before && !after && alloc == rest.allocated.end() && !written_anywhere(rest, b)) {
                 continue; // the same contents in every iteration (an input)
             }
-            if (!plain(b) || (before && after) || other_before) {
+            if (!single_copy_scratch(m_, b) || (before && after) || other_before) {
                 return Stmt();
             }
             if (before) {

@@ -68,6 +68,11 @@ void Leaves::visit(const Load *op) {
     IRVisitor::visit(op);
 }
 
+bool single_copy_scratch(const nir::NpuModule &m, const std::string &buf) {
+    auto it = m.buffers.find(buf);
+    return it != m.buffers.end() && !it->second.is_arg && it->second.buffers == 1 && it->second.pieces.count <= 1;
+}
+
 Stmt DropAllocations::visit(const Allocate *op) {
     if (names_.count(op->name)) {
         dropped[op->name] = Stmt(op);

@@ -51,6 +51,10 @@ private:
     void visit(const Halide::Internal::Load *op) override;
 };
 
+/** A buffer a pass may keep across the iterations of a loop: on chip (not an
+ * argument), one copy (not multi-buffered) and not a ring panel's pieces. */
+bool single_copy_scratch(const nir::NpuModule &m, const std::string &buf);
+
 /** Replaces one statement node (by identity). */
 class Replace : public Halide::Internal::IRMutator {
 public:
