@@ -102,6 +102,21 @@ PipeResult run_pipeline(const std::vector<Stage> &st, int64_t iters, int bar_ite
         }
     }
     r.bound = st[arg].name;
+    // Stages on one pipe share its in-order queue: the recurrence above lets
+    // them overlap, so the pipe's total work bounds the time (softmax's three
+    // vector stages, once advance_head no longer keeps them apart).
+    std::map<std::string, double> per_pipe;
+    for (const Stage &s : st) {
+        per_pipe[s.pipe] += s.t * static_cast<double>(iters);
+    }
+    for (const auto &[pipe, busy] : per_pipe) {
+        if (busy > r.total) {
+            r.total = busy;
+            r.period = std::max(r.period, busy / static_cast<double>(iters));
+            r.fill = std::max(0.0, r.total - r.period * static_cast<double>(iters));
+            r.bound = pipe + " (every stage on it)";
+        }
+    }
     return r;
 }
 
@@ -361,19 +376,6 @@ Prediction predict_softmax(const SearchSpace &space, const Candidate &c, int bar
     out.timeline = pr.bars;
     for (const Stage &st : stages) {
         out.stages.push_back(stage_time(st, "band", bands));
-    }
-    // The three vector stages share one in-order pipe: with the load advanced
-    // they are no longer kept apart by it, and the pipe's total work bounds
-    // the time (run_pipeline lets stages on one pipe overlap).
-    std::map<std::string, double> per_pipe;
-    for (const StageTime &st : out.stages) {
-        per_pipe[st.pipe] += st.total;
-    }
-    for (const auto &[pipe, busy] : per_pipe) {
-        if (busy > out.cycles) {
-            out.cycles = busy;
-            out.bound = pipe + " (every stage on it)";
-        }
     }
     return out;
 }
