@@ -80,7 +80,8 @@ private:
             }
             if (f <= 1) {
                 why = "a copy dimension of " + std::to_string(dim.count) + " elements exceeds " + eng->name +
-                      "'s max_count " + std::to_string(eng->max_count) + " and has no divisor within it";
+                      "'s limit of " + std::to_string(limit) + " (max_count " + std::to_string(eng->max_count) +
+                      ") and has no divisor within it";
                 return Stmt();
             }
             split.dims.push_back({f, dim.dst_stride, dim.src_stride});
