@@ -59,6 +59,12 @@ uint64_t bank_conflict_cycles(const MemoryLevel &level, const BankAccess *ops, i
             }
         };
         uint64_t base = op.addr + static_cast<uint64_t>(row * op.row_stride * op.esz);
+        if (op.row_result_at >= 0) {
+            if (op.row_result_at >= i0 && op.row_result_at < i1) {
+                touch(static_cast<int64_t>(base / row_bytes));
+            }
+            continue;
+        }
         if (op.stride == 1 || op.stride == 0) {
             uint64_t lo = base + static_cast<uint64_t>(i0 * op.stride * op.esz);
             uint64_t hi = base + static_cast<uint64_t>(((i1 - 1) * op.stride + 1) * op.esz);

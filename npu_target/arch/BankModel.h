@@ -21,6 +21,12 @@ struct BankAccess {
     int64_t row_stride = 0;
     int esz = 1;
     bool write = false;
+    /** A reduction's destination (one element per row, VREDSUM/VREDMAX): the
+     * sum or maximum is carried in the unit across the row's repeats and
+     * stored once, so the operand is accessed (its element 0 of the row) only
+     * by the repeat that holds element `row_result_at` of the row, the row's
+     * last one (count - 1). -1: an ordinary operand, accessed every repeat. */
+    int64_t row_result_at = -1;
 };
 
 /** True when `level` has a bank model (otherwise no conflicts are charged). */

@@ -96,6 +96,7 @@ private:
                     o.level = bit->second.level;
                     o.offset = *idx * bit->second.type.bytes();
                     o.access.stride = (i == 0 && reduce) ? 0 : v.stride[i];
+                    o.access.row_result_at = (i == 0 && reduce) ? v.n - 1 : -1;
                     o.access.row_stride = v.row_stride[i];
                     o.access.esz = i == 0 ? esz_d : esz_a;
                     o.access.write = i == 0;

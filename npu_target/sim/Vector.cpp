@@ -334,6 +334,7 @@ uint64_t Machine::exec_vector(Core &c, const isa::Instr &in, const Queued &q, Ra
             bo[i] = BankAccess{static_cast<uint64_t>(specs[i].addr), specs[i].s, specs[i].rs, specs[i].esz, specs[i].write};
             if (reduce && i == 0) {
                 bo[i].stride = 0;
+                bo[i].row_result_at = n - 1; // stored once per row (docs/simulator.md "Bank model")
             }
         }
         // Reads first, then the write (the order changes nothing but keeps dedup simple).
@@ -363,7 +364,8 @@ uint64_t Machine::exec_vector(Core &c, const isa::Instr &in, const Queued &q, Ra
                     } else {
                         key.v[i] = lo - lo0;
                     }
-                    key.v[3] = key.v[3] * 4099 + (len << 2) + (bo[i].write ? 2 : 0) + bo[i].stride;
+                    const bool result_here = bo[i].row_result_at >= i0 && bo[i].row_result_at < i1;
+                    key.v[3] = key.v[3] * 4099 + (len << 3) + (result_here ? 4 : 0) + (bo[i].write ? 2 : 0) + bo[i].stride;
                 }
                 key.v[4] = ns;
                 uint64_t h = 0;

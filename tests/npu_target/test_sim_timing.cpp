@@ -107,6 +107,22 @@ TEST(SimTiming, VectorBankConflictPatterns) {
     EXPECT_EQ(vector_cycles(Op::VEXP, DType::FP16, 512, 4096, 0, 0, 1), 8u);
 }
 
+// A row reduction carries its sum in the unit across the row's repeats and stores
+// it once per row (docs/isa-semantics.md), so its one-element destination is a
+// write of the row's last repeat only, not of every repeat. vredsum.fp32 of 1024
+// elements: 16 repeats reading blocks 0-127 (banks 0-47, 0-47, 0-31).
+TEST(SimTiming, ReductionStoresItsResultOncePerRow) {
+    // dst in bank 32 (block 2048, another bank row), which repeats 4 and 10 read
+    // but not the last one: no conflict (each of those repeats was +1 when the
+    // destination was charged as a write of every repeat).
+    EXPECT_EQ(vector_cycles(Op::VREDSUM, DType::FP32, 1024, 65536, 0, 0, 1), 16u);
+    // dst in bank 24 (block 2088), read by repeats 3, 9 and 15: the last repeat
+    // reads and writes one bank in different rows, +1.
+    EXPECT_EQ(vector_cycles(Op::VREDSUM, DType::FP32, 1024, 66816, 0, 0, 1), 17u);
+    // The same for a maximum.
+    EXPECT_EQ(vector_cycles(Op::VREDMAX, DType::FP32, 1024, 65536, 0, 0, 1), 16u);
+}
+
 namespace {
 
 /** N iterations of copy-in (16 KiB) / vexp / copy-out. nbuf = 1: one UB buffer,
