@@ -179,7 +179,9 @@ private:
             index = DropRotation(b->second.buffers).mutate(index);
         }
         index = simplify(index);
-        const int64_t *at0 = as_const_int(simplify(Zero().mutate(index)));
+        // as_const_int points into the Expr: keep it alive while at0 is read.
+        const Expr origin = simplify(Zero().mutate(index));
+        const int64_t *at0 = as_const_int(origin);
         if (!at0) {
             return std::nullopt;
         }
