@@ -22,9 +22,58 @@ std::string kib(int64_t bytes) {
     return os.str();
 }
 
+// The single-copy on-chip buffers that a DMA reads inside a loop nest, by the
+// outermost loop around their Allocate. Such a copy-out (UB -> GM, UB -> L1,
+// L0C -> UB) runs on its engine after the operations queued before it, often
+// late in the iteration; a buffer that shared its bytes with an operation
+// early in the body (a sibling scope, disjoint in program order) would make
+// the next iteration's first operation wait for that copy-out: a false
+// cross-pipe dependency around the loop. These buffers get loop-wide space.
+enum class DmaSourceSpace { WholeNest, InnermostLoop, Scope };
+
+class DmaReadInLoop : public IRVisitor {
+public:
+    explicit DmaReadInLoop(bool outermost) : outermost_(outermost) {}
+    std::map<std::string, std::string> loop_of; // buffer -> the loop around its Allocate it holds space for
+    std::set<std::string> dma_read;
+
+private:
+    bool outermost_;
+    std::vector<std::string> loops_;
+    using IRVisitor::visit;
+    void visit(const For *op) override {
+        loops_.push_back(op->name);
+        IRVisitor::visit(op);
+        loops_.pop_back();
+    }
+    void visit(const Allocate *op) override {
+        if (!loops_.empty()) {
+            loop_of.emplace(op->name, outermost_ ? loops_.front() : loops_.back());
+        }
+        IRVisitor::visit(op);
+    }
+    void visit(const Evaluate *op) override {
+        if (auto d = nir::as_dma(op)) {
+            dma_read.insert(d->src.buffer);
+        }
+        IRVisitor::visit(op);
+    }
+};
+
 class Allocator : public IRVisitor {
 public:
-    Allocator(nir::NpuModule &m, const StartChooser &choose) : m_(m), choose_(choose) {}
+    Allocator(nir::NpuModule &m, const StartChooser &choose, DmaSourceSpace dma_sources) : m_(m), choose_(choose) {
+        if (dma_sources != DmaSourceSpace::Scope) {
+            DmaReadInLoop f(dma_sources == DmaSourceSpace::WholeNest);
+            m.body.accept(&f);
+            for (const auto &[name, loop] : f.loop_of) {
+                auto b = m.buffers.find(name);
+                if (f.dma_read.count(name) && b != m.buffers.end() && b->second.buffers == 1 && !b->second.is_arg) {
+                    loop_wide_[loop].push_back(name);
+                }
+            }
+        }
+    }
 
 private:
     nir::NpuModule &m_;
@@ -34,6 +83,7 @@ private:
     std::set<std::string> held_; // placed at their rotation scope
     std::set<std::string> allocated_;
     const StartChooser &choose_;
+    std::map<std::string, std::vector<std::string>> loop_wide_; // loop -> buffers placed for its whole body
     using IRVisitor::visit;
 
     void visit(const Evaluate *op) override {
@@ -110,6 +160,7 @@ private:
     // A multi-buffered buffer whose copies rotate across this loop
     // (multi_buffer's rotate_scope) holds its space for the whole loop: a reader
     // may still use a copy after the inner loop ends, until the credits return.
+    // So does a single-copy buffer a DMA reads in this loop's body (DmaReadInLoop).
     void visit(const For *op) override {
         std::vector<nir::BufferLifetime> held;
         std::map<std::string, int64_t> saved = top_;
@@ -117,6 +168,14 @@ private:
             if (b.buffers > 1 && b.rotate_scope == op->name && !held_.count(name)) {
                 held.push_back(place(name));
                 held_.insert(name);
+            }
+        }
+        if (auto w = loop_wide_.find(op->name); w != loop_wide_.end()) {
+            for (const auto &name : w->second) {
+                if (!held_.count(name)) {
+                    held.push_back(place(name));
+                    held_.insert(name);
+                }
             }
         }
         IRVisitor::visit(op);
@@ -149,13 +208,32 @@ private:
 
 nir::NpuModule allocate_buffers(const nir::NpuModule &m) { return allocate_buffers(m, StartChooser()); }
 
-nir::NpuModule allocate_buffers(const nir::NpuModule &m, const StartChooser &choose) {
+namespace {
+
+nir::NpuModule allocate(const nir::NpuModule &m, const StartChooser &choose, DmaSourceSpace dma_sources) {
     nir::NpuModule r = m;
     r.lifetimes.clear();
     r.level_peak_bytes.clear();
     r.overflow_message.clear();
-    Allocator a(r, choose);
+    Allocator a(r, choose, dma_sources);
     r.body.accept(&a);
+    return r;
+}
+
+} // namespace
+
+nir::NpuModule allocate_buffers(const nir::NpuModule &m, const StartChooser &choose) {
+    // Loop-wide space for the DMA sources is a speed choice: when it does not
+    // fit for the whole nest, it is tried for the innermost loop, then the
+    // buffers share space as their scopes allow (and the error, if that does
+    // not fit either, is the scoped allocation's).
+    nir::NpuModule r;
+    for (DmaSourceSpace s : {DmaSourceSpace::WholeNest, DmaSourceSpace::InnermostLoop, DmaSourceSpace::Scope}) {
+        r = allocate(m, choose, s);
+        if (r.overflow_message.empty()) {
+            break;
+        }
+    }
     return r;
 }
 
