@@ -404,6 +404,15 @@ private:
         }
         case DirectiveKind::Tensorize: {
             Function f = func(d.func);
+            if (d.unit == "fix") {
+                if (f.has_update_definition()) {
+                    user_error(ctx(), ": ", user_name(f.name()), " has an update definition; tensorize with unit 'fix' "
+                               "maps a pure Func whose value is a requantising epilogue of an accumulator");
+                }
+                npu_.tensorize.push_back({d.id, f.name(), -1, "fix"});
+                provenance(f.name());
+                return;
+            }
             check_matmul(f, d.stage);
             npu_.tensorize.push_back({d.id, f.name(), d.stage});
             provenance(f.name());

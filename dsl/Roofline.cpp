@@ -4,6 +4,7 @@
 #include "dsl/Lowering.h"
 #include "npu_target/arch/ArchSpec.h"
 #include "npu_target/ir/NpuIR.h"
+#include "npu_target/lower/FixQuant.h"
 #include "npu_target/lower/Specialize.h"
 
 #include <algorithm>
@@ -26,7 +27,12 @@ std::optional<DType> operand_dtype(const Expr &e) {
 // Counts arithmetic over the unscheduled (compute_root) lowering.
 class CountWork : public IRVisitor {
 public:
+    /** fix_rate > 0: the machine requantises a matrix accumulator on its way out of the
+     * accumulator level at up to this many bytes per cycle (an engine with the transform quant
+     * and a parameter table), so such an epilogue is that engine's work, not the vector unit's. */
+    CountWork(const ArchSpec &arch, double fix_rate) : arch_(arch), fix_rate_(fix_rate) {}
     std::map<DType, int64_t> macs;
+    double fix_bytes = 0; // epilogue output bytes the FIX engine can produce
     std::map<std::string, double> vec_bytes; // op cost key -> element bytes processed
     int64_t vector_elements = 0;
 
@@ -52,12 +58,23 @@ private:
                 auto dt = operand_dtype(mul->a);
                 if (dt) {
                     macs[*dt] += static_cast<int64_t>(n);
+                    auto acc = arch_.matrix.accumulators.find(*dt);
+                    if (arch_.matrix.macs_per_cycle(*dt) > 0 && acc != arch_.matrix.accumulators.end() &&
+                        nir::dtype_of_type(op->value.type()) == acc->second) {
+                        matrix_accumulators_.insert(op->name);
+                    }
                     return;
                 }
             }
         }
         if (op->value.as<Load>()) {
             return; // a copy: data movement, not arithmetic
+        }
+        RequantPattern rq;
+        if (fix_rate_ > 0 && match_requant(op->value, rq) &&
+            (matrix_accumulators_.count(rq.acc->name) || matrix_accumulators_.count(rq.bias->name))) {
+            fix_bytes += n * op->value.type().bytes();
+            return;
         }
         CountOps ops(loops_, op->value.type().lanes());
         op->value.accept(&ops);
@@ -152,7 +169,27 @@ private:
         }
     };
     std::vector<std::pair<std::string, double>> loops_; // enclosing loops: name, extent
+    const ArchSpec &arch_;
+    double fix_rate_;
+    std::set<std::string> matrix_accumulators_; // Funcs whose update is a product the matrix unit accumulates
 };
+
+// The fastest edge out of the matrix unit's accumulator level on an engine that requantises
+// (transform quant with a parameter table); 0 when there is none.
+double fix_requant_rate(const ArchSpec &arch) {
+    double best = 0;
+    for (const auto &e : arch.engines) {
+        if (e.quant_channels <= 0 || std::find(e.transforms.begin(), e.transforms.end(), "quant") == e.transforms.end()) {
+            continue;
+        }
+        for (const auto &ed : e.edges) {
+            if (ed.src == arch.matrix.c_level) {
+                best = std::max(best, ed.bytes_per_cycle);
+            }
+        }
+    }
+    return best;
+}
 
 } // namespace
 
@@ -177,7 +214,8 @@ Roofline compute_roofline(const std::string &generator, const ParamMap &params, 
         r.gm_write_bytes += Tensor(o.name, o.dtype, o.shape).bytes();
     }
     Stmt s = specialize_for_npu(lp.stmt, args);
-    CountWork w;
+    const double fix_rate = fix_requant_rate(arch);
+    CountWork w(arch, fix_rate);
     s.accept(&w);
     const double c = r.cores;
     double vec_cycles = 0;
@@ -198,6 +236,9 @@ Roofline compute_roofline(const std::string &generator, const ParamMap &params, 
     r.vector_op_bytes = w.vec_bytes;
     if (vec_cycles > 0) {
         r.terms.push_back({"vector", vec_cycles / c});
+    }
+    if (w.fix_bytes > 0) {
+        r.terms.push_back({"FIX (requantise)", w.fix_bytes / fix_rate / c});
     }
     const MemoryLevel *gm = nullptr;
     for (const auto &L : arch.memories) {

@@ -58,7 +58,7 @@ const std::vector<KindSpec> &kind_table() {
         {DirectiveKind::Stage, "stage",
          {{"level", Slot::Level, true}, {"at", Slot::At, true}, {"buffers", Slot::Buffers, false}}},
         {DirectiveKind::AccumulateIn, "accumulate_in", {{"level", Slot::Level, true}, {"buffers", Slot::Buffers, false}}},
-        {DirectiveKind::Tensorize, "tensorize", {{"update", Slot::Update, true}, {"unit", Slot::Unit, false}}},
+        {DirectiveKind::Tensorize, "tensorize", {{"update", Slot::Update, false}, {"unit", Slot::Unit, false}}},
         {DirectiveKind::Layout, "layout", {{"format", Slot::Format, true}}},
     };
     return t;
@@ -244,7 +244,7 @@ json field_value(const Field &f, const Directive &d) {
     case Slot::Format:
         return json(d.format);
     case Slot::Update:
-        return json(d.stage);
+        return d.unit == "fix" ? json(nullptr) : json(d.stage);
     case Slot::Stage:
         return d.stage == -1 ? json(nullptr) : json(d.stage);
     }
@@ -265,8 +265,9 @@ void check_values(const Directive &d, const std::string &ctx) {
     if (d.cores < 0) {
         user_error(ctx, ": cores must be a positive integer, got ", d.cores);
     }
-    if (d.kind == DirectiveKind::Tensorize && d.unit != "matrix") {
-        user_error(ctx, ": unit '", d.unit, "' is not a unit tensorize can target; the only one is 'matrix'");
+    if (d.kind == DirectiveKind::Tensorize && d.unit != "matrix" && d.unit != "fix") {
+        user_error(ctx, ": unit '", d.unit, "' is not a unit tensorize can target; the units are 'matrix' (a "
+                   "matmul-shaped update) and 'fix' (a requantising epilogue on the FIX engine)");
     }
     const KindSpec &k = spec_of(d.kind);
     size_t vars = 0;
@@ -328,7 +329,7 @@ std::string Directive::describe() const {
     case DirectiveKind::AccumulateIn:
         return "accumulate_in(" + func + ", " + level + ")";
     case DirectiveKind::Tensorize:
-        return "tensorize(" + func + ", " + std::to_string(stage) + ")";
+        return unit == "fix" ? "tensorize(" + func + ", fix)" : "tensorize(" + func + ", " + std::to_string(stage) + ")";
     case DirectiveKind::Layout:
         return "layout(" + func + ", " + format + ")";
     case DirectiveKind::Parallel:
@@ -457,6 +458,20 @@ ScheduleSpec parse_schedule(const std::string &text, const std::string &origin) 
             }
             read_field(f, o[f.key], d, ctx);
         }
+        if (d.kind == DirectiveKind::Tensorize) {
+            // 'update' names the matmul-shaped update for the matrix unit; the FIX engine maps a Func's
+            // pure definition (the requantising epilogue), so there it does not apply.
+            if (d.unit == "matrix" && !o.contains("update")) {
+                user_error(ctx, ": missing 'update'");
+            }
+            if (d.unit == "fix" && o.contains("update")) {
+                user_error(ctx, ": unit 'fix' maps the Func's pure definition (a requantising epilogue); 'update' "
+                           "does not apply");
+            }
+            if (d.unit == "fix") {
+                d.stage = -1;
+            }
+        }
         if (d.kind == DirectiveKind::Parallel && o.contains("cores") && d.cores < 1) {
             user_error(ctx, ": cores must be a positive integer, got ", d.cores);
         }
@@ -567,7 +582,8 @@ std::string schedule_to_cpp(const ScheduleSpec &s, const std::string &var) {
             call = "accumulate_in(" + q(d.level) + (d.buffers != 1 ? ", " + std::to_string(d.buffers) : std::string()) + ")";
             break;
         case DirectiveKind::Tensorize:
-            receiver = var + ".func(" + q(d.func) + ").update(" + std::to_string(d.stage) + ")";
+            receiver = var + ".func(" + q(d.func) + ")" +
+                       (d.unit == "fix" ? std::string() : ".update(" + std::to_string(d.stage) + ")");
             call = "tensorize(" + (d.unit == "matrix" ? std::string() : q(d.unit)) + ")";
             break;
         case DirectiveKind::Layout:

@@ -260,7 +260,7 @@ DmaEngine read_engine(const Reader &r, const json &j, const std::string &p) {
     r.object(j, p);
     r.keys(j, p,
            {"name", "pipe", "edges", "setup_cycles", "latency", "max_outstanding", "max_dims", "max_count",
-            "burst_bytes", "align_bytes", "misalign_factor", "transforms"});
+            "burst_bytes", "align_bytes", "misalign_factor", "transforms", "quant_channels"});
     DmaEngine e;
     e.name = r.str(j, p, "name", true);
     e.pipe = r.str(j, p, "pipe", true);
@@ -294,6 +294,7 @@ DmaEngine read_engine(const Reader &r, const json &j, const std::string &p) {
         r.fail(Reader::at(p, "misalign_factor"), "must be <= 1 (got " + Reader::fmt(e.misalign_factor) + ")");
     }
     e.transforms = r.strings(j, p, "transforms");
+    e.quant_channels = static_cast<int>(r.integer(j, p, "quant_channels", false, 0, 0, 1 << 16));
     const auto &known = isa::dma_transform_names();
     for (size_t i = 0; i < e.transforms.size(); i++) {
         if (e.transforms[i] == "none" || !contains(known, e.transforms[i])) {
@@ -301,6 +302,9 @@ DmaEngine read_engine(const Reader &r, const json &j, const std::string &p) {
             r.fail(Reader::at(Reader::at(p, "transforms"), i),
                    "unknown transform '" + e.transforms[i] + "' (known: " + join(k) + ")");
         }
+    }
+    if (e.quant_channels > 0 && !contains(e.transforms, std::string("quant"))) {
+        r.fail(Reader::at(p, "quant_channels"), "a quant parameter table needs the transform 'quant' in transforms");
     }
     return e;
 }
@@ -583,6 +587,9 @@ std::string ArchSpec::to_json(int indent) const {
                         {"align_bytes", e.align_bytes},
                         {"misalign_factor", e.misalign_factor},
                         {"transforms", e.transforms}});
+        if (e.quant_channels > 0) {
+            engs.back()["quant_channels"] = e.quant_channels;
+        }
     }
     json j = {
         {"name", name},

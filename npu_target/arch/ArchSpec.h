@@ -54,6 +54,9 @@ struct DmaEngine {
     int align_bytes = 32;        // GM addresses not aligned to this pay misalign_factor
     double misalign_factor = 1.0;// bandwidth multiplier for misaligned transfers (<= 1)
     std::vector<std::string> transforms; // "nd2nz", "pad", "transpose", "quant", "relu", ...
+    /** Entries of the engine's per-channel requantisation parameter table (FIXPARAM
+     * loads it, a `quant` DMA applies it); 0 = the engine has none. */
+    int quant_channels = 0;
 
     /** The element-count limit of descriptor dimension `dim` for elements of `elem_bytes`.
      * A contiguous innermost dimension is a run counted in bursts (NPU_MODEL: "2-D

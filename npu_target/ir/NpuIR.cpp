@@ -3,6 +3,7 @@
 #include "npu_target/common/Error.h"
 #include "npu_target/isa/InstrTable.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace tessel::nir {
@@ -67,8 +68,16 @@ void push_ref(std::vector<Expr> &a, const BufRef &r) {
 
 } // namespace
 
+bool DmaOp::is_quant() const {
+    return transform != 0 && isa::dma_transform_names().at(static_cast<size_t>(transform)) == "quant";
+}
+
 Stmt DmaOp::make() const {
-    std::vector<Expr> a{i_(engine)};
+    std::vector<Expr> a;
+    if (transform != 0) { // a leading transform name; plain copies print as before
+        a.push_back(s_(isa::dma_transform_names().at(static_cast<size_t>(transform))));
+    }
+    a.push_back(i_(engine));
     push_ref(a, dst);
     push_ref(a, src);
     a.push_back(i_(elem_bytes));
@@ -88,6 +97,13 @@ std::optional<DmaOp> as_dma(const Stmt &s) {
     }
     Reader r{c};
     DmaOp d;
+    if (!c->args.empty() && c->args[0].as<StringImm>()) {
+        const std::string t = r.s();
+        const auto &names = isa::dma_transform_names();
+        auto it = std::find(names.begin(), names.end(), t);
+        TESSEL_INTERNAL_ASSERT(it != names.end(), "unknown DMA transform ", t);
+        d.transform = static_cast<int>(it - names.begin());
+    }
     d.engine = static_cast<int>(r.n());
     d.dst = r.ref();
     d.src = r.ref();
@@ -101,6 +117,38 @@ std::optional<DmaOp> as_dma(const Stmt &s) {
         d.dims.push_back(dim);
     }
     return d;
+}
+
+Stmt FixParamOp::make() const {
+    std::vector<Expr> a{i_(engine)};
+    push_ref(a, bias);
+    push_ref(a, scale);
+    a.push_back(s_(dtype_name(scale_type)));
+    a.push_back(s_(dtype_name(out_type)));
+    a.push_back(i_(channels));
+    a.push_back(i_(shift));
+    a.push_back(i_(relu ? 1 : 0));
+    a.push_back(i_(prov));
+    return call("tessel.fixparam", a);
+}
+
+std::optional<FixParamOp> as_fixparam(const Stmt &s) {
+    const Call *c = tessel_call(s, "tessel.fixparam");
+    if (!c) {
+        return std::nullopt;
+    }
+    Reader r{c};
+    FixParamOp f;
+    f.engine = static_cast<int>(r.n());
+    f.bias = r.ref();
+    f.scale = r.ref();
+    f.scale_type = *parse_dtype(r.s());
+    f.out_type = *parse_dtype(r.s());
+    f.channels = static_cast<int>(r.n());
+    f.shift = static_cast<int>(r.n());
+    f.relu = r.n() != 0;
+    f.prov = static_cast<uint32_t>(r.n());
+    return f;
 }
 
 Stmt VecOp::make() const {

@@ -51,12 +51,30 @@ struct Dim {
 struct DmaOp {
     int engine = 0;
     BufRef dst, src;
-    int elem_bytes = 1;
+    int elem_bytes = 1; // of dst; a `quant` DMA reads int32 (4-byte) source elements
     std::vector<Dim> dims;
+    int transform = 0;  // index into isa::dma_transform_names(); 0 = a plain copy
     uint32_t prov = 0;
+    bool is_quant() const;
+    int src_elem_bytes() const { return is_quant() ? 4 : elem_bytes; }
     Stmt make() const;
 };
 std::optional<DmaOp> as_dma(const Stmt &s);
+
+/** tessel.fixparam: loads an engine's per-channel requantisation parameters
+ * (int32 bias[c], scale[c] for c < channels; isa FIXPARAM) from on-chip buffers. */
+struct FixParamOp {
+    int engine = 0;
+    BufRef bias, scale;
+    DType scale_type = DType::UInt8;
+    DType out_type = DType::Int8;
+    int channels = 1;
+    int shift = 0;
+    bool relu = false;
+    uint32_t prov = 0;
+    Stmt make() const;
+};
+std::optional<FixParamOp> as_fixparam(const Stmt &s);
 
 /** tessel.vec: one vector instruction over `rows` rows of `n` elements.
  * Operand strides are in elements (0 = broadcast); row strides between rows. */

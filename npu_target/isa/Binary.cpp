@@ -7,6 +7,7 @@
 
 #include <array>
 #include <fstream>
+#include <set>
 #include <iterator>
 
 namespace tessel::isa {
@@ -401,6 +402,13 @@ void check_program_against_arch(const Program &p, const ArchSpec &a) {
                         std::to_string(a.memories.size()) + " levels: " + level_list(a) + ")");
         }
     };
+    auto check_engine = [&](size_t i, int engine) {
+        if (engine >= static_cast<int>(a.engines.size())) {
+            fail(i, "engine " + std::to_string(engine) + " does not exist in " + a.name + " (" +
+                        std::to_string(a.engines.size()) + " engines)");
+        }
+    };
+    std::set<int> quant_loaded; // engines a fixparam earlier in the code loads
     for (size_t i = 0; i < p.code.size(); i++) {
         const Instr &ins = p.code[i];
         const OpInfo &info = op_info(ins.op);
@@ -422,10 +430,7 @@ void check_program_against_arch(const Program &p, const ArchSpec &a) {
             check_level(i, "level", ins.level);
         }
         if (ins.op == Op::DMA) {
-            if (ins.engine >= a.engines.size()) {
-                fail(i, "engine " + std::to_string(ins.engine) + " does not exist in " + a.name + " (" +
-                            std::to_string(a.engines.size()) + " engines)");
-            }
+            check_engine(i, ins.engine);
             check_level(i, "dst level", ins.dst_level);
             check_level(i, "src level", ins.src_level);
             const DmaEngine &e = a.engines[ins.engine];
@@ -458,6 +463,45 @@ void check_program_against_arch(const Program &p, const ArchSpec &a) {
             if (!ok) {
                 fail(i, "engine " + e.name + " does not support transform " + t);
             }
+            if (t == "quant") {
+                if (!quant_loaded.count(ins.engine)) {
+                    fail(i, "a quant DMA on engine " + e.name + " with no earlier fixparam loading its parameters");
+                }
+                if (d.elem_bytes != 1 && d.elem_bytes != 2) {
+                    fail(i, "a quant DMA writes int8, uint8 or int16 elements (descriptor d" +
+                                std::to_string(ins.desc) + " has elem_bytes " + std::to_string(d.elem_bytes) + ")");
+                }
+            }
+        }
+        if (ins.op == Op::FIXPARAM) {
+            check_engine(i, ins.engine);
+            check_level(i, "src level", ins.src_level);
+            const DmaEngine &e = a.engines[ins.engine];
+            bool has = false;
+            for (const auto &x : e.transforms) {
+                has = has || x == "quant";
+            }
+            if (!has || e.quant_channels < 1) {
+                fail(i, "engine " + e.name + " of " + a.name + " has no requantisation (transform quant with a " +
+                            "quant_channels parameter table)");
+            }
+            if (ins.n < 1 || ins.n > e.quant_channels) {
+                fail(i, std::to_string(ins.n) + " channels; engine " + e.name + "'s parameter table holds 1.." +
+                            std::to_string(e.quant_channels));
+            }
+            if (a.memories[ins.src_level].off_chip) {
+                fail(i, "the parameters must come from an on-chip level, not " + a.memories[ins.src_level].name);
+            }
+            if (dtype_is_float(ins.dtype)) {
+                fail(i, std::string("the scale must be an integer type, not ") + dtype_name(ins.dtype));
+            }
+            if (ins.dtype2 != DType::Int8 && ins.dtype2 != DType::UInt8 && ins.dtype2 != DType::Int16) {
+                fail(i, std::string("the result type must be int8, uint8 or int16, not ") + dtype_name(ins.dtype2));
+            }
+            if (ins.aux >= 64) {
+                fail(i, "aux " + std::to_string(ins.aux) + ": shift in bits 0-4 and relu in bit 5 only");
+            }
+            quant_loaded.insert(ins.engine);
         }
         if (ins.op == Op::SET_FLAG || ins.op == Op::WAIT_FLAG) {
             for (uint8_t pp : {ins.src_pipe, ins.dst_pipe}) {

@@ -128,6 +128,20 @@ std::vector<OpInfo> build_table() {
          "traffic goes through the chip's L2 and GM bandwidth caps",
          "copies descs[desc] from src_level[rb] to dst_level[ra] through engine, applying the descriptor's transform",
          ""},
+        {Op::FIXPARAM, "fixparam", 0x41, Unit::Dma, PipeRule::Engine, Pipe::FIX,
+         {fld(Field::DType, 1, "scale element type"), fld(Field::DType2, 1, "result element type (int8, uint8, int16)"),
+          fld(Field::Engine, 1, "engine (must list the transform quant)"), fld(Field::SrcLevel, 1, "on-chip level"),
+          reg(Field::Ra, "bias address (int32 per channel)"), reg(Field::Rb, "scale address (dtype per channel)"),
+          fld(Field::N, 2, "channels (1 .. engine quant_channels)"),
+          fld(Field::Aux, 1, "bits 0-4: shift (0..31), bit 5: relu")},
+         "engine busy setup_cycles + ceil(n * (4 + scale bytes) / the engine's widest edge bytes_per_cycle); in "
+         "order with the engine's DMAs",
+         "loads the engine's requantisation state: bias[c], scale[c] for c < n, shift, relu, result type. A later "
+         "`quant` DMA on the engine reads int32 accumulators a (4 bytes each at the source strides) and writes, for "
+         "the element at index i of dimension 0, with c = i mod n: v = wrap32(a + bias[c]); v = relu ? max(v, 0) : "
+         "v; x = wrap32(v * scale[c] + (shift ? 2^(shift-1) : 0)); d = sat(x >> shift) (arithmetic shift: round "
+         "half up) to the result type (elem bytes)",
+         ""},
         vec(Op::VADD, "vadd", 0x50, vec_binary(), "add", "d = a + b"),
         vec(Op::VSUB, "vsub", 0x51, vec_binary(), "sub", "d = a - b"),
         vec(Op::VMUL, "vmul", 0x52, vec_binary(), "mul", "d = a * b"),

@@ -50,6 +50,7 @@ enum class Op : uint8_t {
     COREID,                         // rd = this core's index
     // ---- transfer engines (pipe of the engine) ----
     DMA,    // engine, dst level[ra] <- src level[rb], descriptor index desc
+    FIXPARAM, // engine's per-channel requantisation parameters <- src level[ra] (bias), [rb] (scale); n channels
     // ---- vector unit (pipe V); operands in the vector level ----
     VADD, VSUB, VMUL, VDIV, VMAX, VMIN,      // d = a op b
     VADDS, VMULS, VMAXS, VMINS,              // d = a op scalar(rb register, dtype value)
@@ -86,6 +87,8 @@ struct Provenance {
 /** One decoded instruction. Unused fields are 0. Fields by class:
  *  scalar:  rd, ra, rb, rc, imm (LD/ST: level, dtype)
  *  DMA:     engine, dst_level, src_level, ra = dst address reg, rb = src address reg, desc
+ *  FIXPARAM: engine, src_level, ra = bias (int32) address reg, rb = scale address reg, n = channels,
+ *           dtype = scale type, dtype2 = result type, aux = shift (bits 0-4) | relu (bit 5)
  *  vector:  dtype (dtype2 for VCAST), ra = dst addr reg, rb = src0 addr reg (or scalar reg for *S/VDUP;
  *           *S ops then read a from rc),
  *           rc = src1 addr reg, rd = element-count register (elements per row; the last

@@ -10,15 +10,28 @@ namespace tessel {
 using namespace Halide;
 using namespace Halide::Internal;
 
-namespace {
-
-struct LoopVar {
-    std::string name;
-    Expr min;
-    int64_t extent;
-};
-
-} // namespace
+LoopNest walk_loop_nest(const Stmt &body) {
+    LoopNest n;
+    Stmt s = body;
+    while (true) {
+        if (const For *f = s.as<For>()) {
+            const int64_t *ext = as_const_int(f->extent);
+            if (!ext) {
+                n.non_constant = f->name;
+                break;
+            }
+            n.loops.push_back({f->name, f->min, *ext});
+            s = f->body;
+        } else if (const LetStmt *l = s.as<LetStmt>()) {
+            n.lets.emplace_back(l->name, l->value);
+            s = l->body;
+        } else {
+            break;
+        }
+    }
+    n.inner = s;
+    return n;
+}
 
 std::optional<CopyPattern> match_copy(const Stmt &body, std::string *reason) {
     auto fail = [&](const std::string &why) -> std::optional<CopyPattern> {
@@ -27,25 +40,13 @@ std::optional<CopyPattern> match_copy(const Stmt &body, std::string *reason) {
         }
         return std::nullopt;
     };
-    std::vector<LoopVar> loops; // outermost first
-    std::vector<std::pair<std::string, Expr>> lets;
-    Stmt s = body;
-    while (true) {
-        if (const For *f = s.as<For>()) {
-            const int64_t *ext = as_const_int(f->extent);
-            if (!ext) {
-                return fail("loop " + f->name + " has a non-constant extent");
-            }
-            loops.push_back({f->name, f->min, *ext});
-            s = f->body;
-        } else if (const LetStmt *l = s.as<LetStmt>()) {
-            lets.emplace_back(l->name, l->value);
-            s = l->body;
-        } else {
-            break;
-        }
+    LoopNest nest = walk_loop_nest(body);
+    if (!nest.non_constant.empty()) {
+        return fail("loop " + nest.non_constant + " has a non-constant extent");
     }
-    const Store *st = s.as<Store>();
+    const std::vector<NestLoop> &loops = nest.loops;
+    const auto &lets = nest.lets;
+    const Store *st = nest.inner.as<Store>();
     if (!st) {
         return fail("the producer is not a single store in a loop nest");
     }

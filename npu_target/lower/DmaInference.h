@@ -31,6 +31,24 @@ struct CopyPattern {
     std::string why_not;               // when no pattern: the reason (for diagnostics)
 };
 
+/** A loop of a nest with a constant extent. */
+struct NestLoop {
+    std::string name;
+    Halide::Expr min;
+    int64_t extent = 0;
+};
+
+/** The loops and lets directly nested from `s` down to the first other statement: what a
+ * DMA, an MMAD or a FIX copy can replace. `non_constant` names the first loop whose extent
+ * is not a constant (the walk stops there, `inner` is that loop). */
+struct LoopNest {
+    std::vector<NestLoop> loops; // outermost first
+    std::vector<std::pair<std::string, Halide::Expr>> lets; // outermost first
+    Halide::Internal::Stmt inner;
+    std::string non_constant;
+};
+LoopNest walk_loop_nest(const Halide::Internal::Stmt &s);
+
 /** Returns the copy when `body` (the body of a producer) is one; otherwise
  * nullopt with no side effects. `reason` receives why it is not a copy. */
 std::optional<CopyPattern> match_copy(const Halide::Internal::Stmt &body, std::string *reason);

@@ -34,11 +34,13 @@ struct AccumulateIn {
     int buffers = 1; // 2: the next tile accumulates while this one is written back
 };
 
-/** tensorize(func, update, unit=matrix). */
+/** tensorize(func, update, unit=matrix); tensorize(func, unit=fix): a requantising
+ * epilogue of an accumulator as the FIX engine's quant DMA. */
 struct TensorizeRequest {
     std::string directive_id;
     std::string func;
-    int update = 0;
+    int update = 0;       // matrix: the update; fix: -1 (the pure definition)
+    std::string unit = "matrix";
 };
 
 /** parallel(func, loop, cores). */

@@ -1,5 +1,8 @@
 #include "npu_target/lower/Tensorize.h"
 
+#include "npu_target/lower/DmaInference.h"
+#include "npu_target/lower/FixQuant.h"
+
 #include "npu_target/common/Error.h"
 
 namespace tessel {
@@ -8,12 +11,6 @@ using namespace Halide;
 using namespace Halide::Internal;
 
 namespace {
-
-struct NestLoop {
-    std::string name;
-    Expr min;
-    int64_t extent;
-};
 
 std::string text(const Stmt &s) {
     std::ostringstream os;
@@ -117,28 +114,13 @@ private:
     }
 
     Stmt try_match(const For *top) {
-        std::vector<NestLoop> loops;
-        std::vector<std::pair<std::string, Expr>> lets;
-        Stmt s = top;
-        while (true) {
-            if (const For *f = s.as<For>()) {
-                const int64_t *ext = as_const_int(f->extent);
-                if (!ext) {
-                    return Stmt();
-                }
-                loops.push_back({f->name, f->min, *ext});
-                s = f->body;
-            } else if (const LetStmt *l = s.as<LetStmt>()) {
-                lets.emplace_back(l->name, l->value);
-                s = l->body;
-            } else {
-                break;
-            }
-        }
-        if (loops.size() != 3) {
+        const LoopNest nest = walk_loop_nest(top);
+        const std::vector<NestLoop> &loops = nest.loops;
+        const auto &lets = nest.lets;
+        if (!nest.non_constant.empty() || loops.size() != 3) {
             return Stmt();
         }
-        const Store *st = s.as<Store>();
+        const Store *st = nest.inner.as<Store>();
         if (!st || st->name != req_.func || st->value.type().lanes() != 1) {
             return Stmt();
         }
@@ -277,6 +259,10 @@ private:
 nir::NpuModule tensorize(const nir::NpuModule &m) {
     nir::NpuModule r = m;
     for (const TensorizeRequest &req : m.schedule.tensorize) {
+        if (req.unit == "fix") {
+            r.body = tensorize_fix(r, req, r.body);
+            continue;
+        }
         Tensorizer t(r, req);
         r.body = t.mutate(r.body);
     }

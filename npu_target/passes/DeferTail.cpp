@@ -66,6 +66,11 @@ private:
             fix(d->src);
             return d->make();
         }
+        if (auto f = nir::as_fixparam(op)) {
+            fix(f->bias);
+            fix(f->scale);
+            return f->make();
+        }
         return op;
     }
     Stmt visit(const Allocate *op) override {

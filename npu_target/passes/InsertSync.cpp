@@ -23,6 +23,15 @@ Accesses accesses_of(const nir::NpuModule &m, const Stmt &leaf) {
         a.writes = {d->dst.buffer};
         return a;
     }
+    if (auto f = nir::as_fixparam(leaf)) {
+        // Reads the parameter tables into the engine's state; a later quant DMA on the same
+        // engine (in order on its pipe) applies them, so the state needs no flag.
+        a.pipe = nir::pipe_of_engine(*m.arch, f->engine);
+        a.scalar_reads = loads_in(f->bias.index);
+        append(a.scalar_reads, loads_in(f->scale.index));
+        a.reads = {f->bias.buffer, f->scale.buffer};
+        return a;
+    }
     if (auto v = nir::as_vec(leaf)) {
         a.pipe = Pipe::V;
         a.scalar_reads = loads_in(v->dst.index);

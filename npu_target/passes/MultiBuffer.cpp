@@ -65,6 +65,11 @@ private:
             }
             return v->make();
         }
+        if (auto f = nir::as_fixparam(s)) {
+            f->bias = fix(f->bias);
+            f->scale = fix(f->scale);
+            return f->make();
+        }
         if (auto mm = nir::as_mmad(s)) {
             mm->c = fix(mm->c);
             mm->a = fix(mm->a);

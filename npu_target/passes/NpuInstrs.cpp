@@ -9,8 +9,9 @@ isa::DmaDesc dma_descriptor(const nir::DmaOp &d) {
     for (size_t i = 0; i < d.dims.size(); i++) {
         desc.count[i] = static_cast<uint32_t>(d.dims[i].count);
         desc.dst_stride[i] = d.dims[i].dst_stride * d.elem_bytes;
-        desc.src_stride[i] = d.dims[i].src_stride * d.elem_bytes;
+        desc.src_stride[i] = d.dims[i].src_stride * d.src_elem_bytes();
     }
+    desc.transform = static_cast<uint8_t>(d.transform);
     return desc;
 }
 
@@ -24,6 +25,21 @@ uint16_t intern_descriptor(isa::Program &p, const isa::DmaDesc &d) {
     }
     p.descs.push_back(d);
     return static_cast<uint16_t>(p.descs.size() - 1);
+}
+
+isa::Instr fixparam_instr(const nir::FixParamOp &f, int src_level, int bias, int scale) {
+    isa::Instr i;
+    i.op = isa::Op::FIXPARAM;
+    i.engine = static_cast<uint8_t>(f.engine);
+    i.src_level = static_cast<uint8_t>(src_level);
+    i.ra = static_cast<uint8_t>(bias);
+    i.rb = static_cast<uint8_t>(scale);
+    i.n = static_cast<uint16_t>(f.channels);
+    i.aux = static_cast<uint32_t>(f.shift) | (f.relu ? 32u : 0u);
+    i.dtype = f.scale_type;
+    i.dtype2 = f.out_type;
+    i.prov = f.prov;
+    return i;
 }
 
 isa::Instr vector_instr(const nir::VecOp &v, int dst, int a, int b, int scalar, int count) {

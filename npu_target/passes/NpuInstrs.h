@@ -19,6 +19,8 @@ uint16_t intern_descriptor(isa::Program &p, const isa::DmaDesc &d);
 
 /** A vector instruction: dst/a/b addresses, the scalar operand (for the *S
  * ops and VDUP) and the element count in registers. */
+/** FIXPARAM for `f`, the bias and scale read from `src_level` at the addresses in registers bias/scale. */
+isa::Instr fixparam_instr(const nir::FixParamOp &f, int src_level, int bias, int scale);
 isa::Instr vector_instr(const nir::VecOp &v, int dst, int a, int b, int scalar, int count);
 
 /** A matrix instruction with C, A and B addresses in registers. */

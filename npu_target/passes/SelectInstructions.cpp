@@ -621,7 +621,7 @@ private:
     isa::ProvenanceId prov_or_current(uint32_t prov) { return prov ? prov : current_prov(); }
     void emit_dma(const nir::DmaOp &d) {
         Val da = buffer_address(d.dst, d.elem_bytes);
-        Val sa = buffer_address(d.src, d.elem_bytes);
+        Val sa = buffer_address(d.src, d.src_elem_bytes());
         Instr i;
         i.op = Op::DMA;
         i.engine = static_cast<uint8_t>(d.engine);
@@ -634,6 +634,17 @@ private:
         prog_.code.push_back(i);
         release(da);
         release(sa);
+    }
+    void emit_fixparam(const nir::FixParamOp &f) {
+        Val b = buffer_address(f.bias, 4);
+        Val s = buffer_address(f.scale, dtype_bytes(f.scale_type));
+        const int lb = buffers_.at(f.bias.buffer).level, ls = buffers_.at(f.scale.buffer).level;
+        TESSEL_INTERNAL_ASSERT(lb == ls, "fixparam: bias and scale in different levels (tensorize checks it)");
+        Instr i = fixparam_instr(f, lb, b.reg, s.reg);
+        i.prov = prov_or_current(f.prov);
+        prog_.code.push_back(i);
+        release(b);
+        release(s);
     }
     void emit_vec(const nir::VecOp &v) {
         const int bytes = dtype_bytes(v.dtype);
@@ -768,6 +779,9 @@ private:
         Stmt st(op);
         if (auto d = nir::as_dma(st)) {
             emit_dma(*d);
+        } else if (auto f = nir::as_fixparam(st)) {
+            note_offloaded();
+            emit_fixparam(*f);
         } else if (auto v = nir::as_vec(st)) {
             note_offloaded();
             emit_vec(*v);

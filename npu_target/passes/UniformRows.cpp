@@ -39,6 +39,10 @@ private:
             other.insert({mm->c.buffer, mm->a.buffer, mm->b.buffer});
             return;
         }
+        if (auto f = nir::as_fixparam(op)) {
+            other.insert({f->bias.buffer, f->scale.buffer});
+            return;
+        }
         IRVisitor::visit(op);
     }
     void visit(const Load *op) override {

@@ -79,8 +79,17 @@ struct PipeState {
     uint64_t last_end = 0;
 };
 
+/** An engine's requantisation parameters, loaded by FIXPARAM (docs/isa-semantics.md). */
+struct QuantState {
+    std::vector<int32_t> bias, scale; // per channel; empty = nothing loaded
+    int shift = 0;
+    bool relu = false;
+    DType out = DType::Int8;
+};
+
 struct Core {
     int id = 0;
+    std::vector<QuantState> quant; // per engine
     std::vector<std::vector<uint8_t>> mem; // per level; empty for off-chip levels
     std::vector<uint8_t> stack;
     std::vector<int64_t> regs;
@@ -154,7 +163,13 @@ struct Machine {
                          uint64_t &conflict_cycles, int64_t &bytes);
     uint64_t exec_mmad(Core &c, const isa::Instr &in, const Queued &q, Range *ranges, int &nr, int64_t &bytes);
     DmaCost exec_dma(Core &c, const isa::Instr &in, const Queued &q, Range *ranges, int &nr);
+    /** FIXPARAM: loads the engine's QuantState; returns the engine-busy cycles. */
+    uint64_t exec_fixparam(Core &c, const isa::Instr &in, const Queued &q, Range *ranges, int &nr);
 };
+
+/** The FIX requantisation of one int32 accumulator (docs/isa-semantics.md, "FIX
+ * requantisation"): sat_out((wrap32(relu(wrap32(acc + bias)) * scale + 2^(shift-1))) >> shift). */
+int32_t fix_requantize(int32_t acc, int32_t bias, int32_t scale, int shift, bool relu, DType out);
 
 /** VREQUANT of one element (docs/isa-semantics.md): sat(round_half_away(a*mult / 2^shift) + zp). */
 int32_t requantize(int32_t a, int32_t mult, int shift, int32_t zp, DType out);

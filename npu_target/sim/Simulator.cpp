@@ -308,6 +308,9 @@ private:
                 src = m_.level_name(in.src_level);
                 dst = m_.level_name(in.dst_level);
             }
+        } else if (in.op == Op::FIXPARAM) {
+            end = t + m_.exec_fixparam(c, in, h, ranges, nr);
+            visible = end;
         } else if (in.op == Op::MMAD) {
             uint64_t frac = m_.exec_mmad(c, in, h, ranges, nr, bytes);
             bool chained = ps.last_op == Op::MMAD && ps.last_end == t;
@@ -397,7 +400,7 @@ int pipe_of_instr(const Machine &m, const isa::Instr &in, uint32_t pc) {
     if (is_scalar_op(op) || op == Op::BARRIER || op == Op::END) {
         return 0;
     }
-    if (op == Op::DMA) {
+    if (op == Op::DMA || op == Op::FIXPARAM) {
         if (in.engine >= m.engine_pipe.size()) {
             throw SimError(instr_tag(pc, in) + ": engine " + std::to_string(in.engine) + " does not exist in arch '" +
                            m.arch.name + "'");

@@ -72,6 +72,12 @@ inline isa::Instr sample_instr(isa::Op op, int seed) {
     if (op == isa::Op::BARRIER) {
         i.src_pipe = uint8_t(isa::Pipe::ALL);
     }
+    if (op == isa::Op::FIXPARAM) { // ascend-like's FIX (engine 3) from L1: uint8 scales, int8 results
+        i.engine = 3;
+        i.src_level = 1;
+        i.dtype = DType::UInt8;
+        i.dtype2 = DType::Int8;
+    }
     i.prov = uint32_t(seed % 3);
     return i;
 }

@@ -245,11 +245,57 @@ TEST(Roofline, OperationsAtTheirWidthOverTheLoopsTheyDependOn) {
 // into a division) is one shift per element (VSHRS, 1 cycle per repeat), not a
 // division (4): the limit counts what the machine needs.
 TEST(Roofline, IntegerDivisionByAPowerOfTwoIsAShift) {
-    const ArchSpec arch = load_arch("ascend-like");
+    // ascend-like without FIX's parameter table: the epilogue is vector work (below: with it, FIX's)
+    ArchSpec arch = load_arch("ascend-like");
+    for (auto &e : arch.engines) {
+        e.quant_channels = 0;
+    }
     const Roofline r = compute_roofline(
         "gemm_q8", resolve_params(find_generator("gemm_q8"), {{"M", "64"}, {"N", "128"}, {"K", "64"}}), arch);
     EXPECT_EQ(r.vector_op_bytes.at("shrs"), 64.0 * 128 * 4);
     EXPECT_EQ(r.vector_op_bytes.count("div"), 0u);
     EXPECT_EQ(arch.vector.cycles_for("shrs"), 1);
     EXPECT_EQ(arch.vector.cycles_for("div"), 4);
+}
+
+// On a machine whose FIX engine requantises on the way out of L0C (ascend-like: transform
+// quant with a 256-channel parameter table), gemm_q8's and conv2d_q8's epilogues are not
+// vector work: no schedule needs the vector unit for them, so the limit counts the epilogue's
+// output bytes on FIX's fastest L0C edge instead, and the binding resource becomes the matrix
+// unit or the GM. Where FIX cannot (gemmini-like), the epilogue stays vector work.
+TEST(Roofline, RequantOfAMatrixAccumulatorIsFixWorkWhereFixRequantises) {
+    const ArchSpec ascend = load_arch("ascend-like");
+    const ParamMap p = resolve_params(find_generator("gemm_q8"), {{"M", "512"}, {"N", "512"}, {"K", "512"}});
+    const Roofline r = compute_roofline("gemm_q8", p, ascend);
+    EXPECT_EQ(r.vector_op_bytes.count("shrs"), 0u);
+    EXPECT_EQ(r.vector_op_bytes.count("mul"), 0u);
+    double fix = -1, vec = -1;
+    for (const auto &t : r.terms) {
+        if (t.resource == "FIX (requantise)") {
+            fix = t.cycles;
+        }
+        if (t.resource == "vector") {
+            vec = t.cycles;
+        }
+    }
+    EXPECT_EQ(fix, 512.0 * 512 / 256); // int8 out at L0C->UB's 256 B/cycle, the fastest FIX edge
+    EXPECT_EQ(vec, -1.0);
+    EXPECT_EQ(r.t_phys_cycles, 16464); // GM read of A, B, bias, scale at 32 B/cycle
+    EXPECT_EQ(r.binding_resource, "GM read");
+    const Roofline big = compute_roofline(
+        "gemm_q8", resolve_params(find_generator("gemm_q8"), {{"M", "1024"}, {"N", "1024"}, {"K", "512"}}), ascend);
+    EXPECT_EQ(big.t_phys_cycles, 65536); // 1024 * 1024 * 512 / 8192 int8 MACs per cycle
+    EXPECT_EQ(big.binding_resource, "matrix (int8)");
+    // conv2d_q8 with ReLU: the same
+    const Roofline conv = compute_roofline(
+        "conv2d_q8",
+        resolve_params(find_generator("conv2d_q8"),
+                       {{"H", "56"}, {"W", "32"}, {"CI", "128"}, {"CO", "128"}, {"K", "3"}, {"shift", "14"}}),
+        ascend);
+    EXPECT_EQ(conv.vector_op_bytes.count("shrs"), 0u);
+    EXPECT_EQ(conv.binding_resource, "matrix (int8)");
+    EXPECT_EQ(conv.t_phys_cycles, 32256);
+    // gemmini-like's store engine lists quant but has no parameter table: vector work as before
+    const Roofline g = compute_roofline("gemm_q8", p, load_arch("gemmini-like"));
+    EXPECT_GT(g.vector_op_bytes.count("shrs") + g.vector_op_bytes.count("div"), 0u);
 }

@@ -4,7 +4,7 @@
 # offset), the flags match the NPU IR of insert_sync one for one, and the program ends
 # with end.
 .kernel "gemm"
-.arch "ascend-like" "fc02d1f79315ff20"
+.arch "ascend-like" "017f8336c361a455"
 .cores 1
 .arg "A" fp16 32x32 in
 .arg "B" fp16 32x32 in
