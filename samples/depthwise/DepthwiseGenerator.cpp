@@ -19,18 +19,32 @@ public:
     GeneratorParam<int> K{"K", 3};
     GeneratorParam<int> stride{"stride", 1};
     GeneratorParam<std::string> dtype{"dtype", "int8"};
+    // "vector": the convolution as written above. "matrix": the same sums as a
+    // block-diagonal product over groups of 16 channels, which the matrix unit
+    // can run: for each group g and tap, [pixels x 16] x [16 x 16] with the
+    // filter taps on the diagonal (wbd) and zeros elsewhere. The added terms are
+    // exact zeros (int32 accumulation; fp32 accumulation of fp16 products), so
+    // the result is bit-identical to the vector form.
+    GeneratorParam<std::string> form{"form", "vector"};
 
     Input<Buffer<>> *in = nullptr, *w = nullptr;
     Output<Buffer<>> out{"out", 4};
 
     Type t, acc_t;
-    Func acc{"acc"};
+    Func acc{"acc"}, wbd{"wbd"}, res{"res"};
+    static constexpr int kGroup = 16; // channels per block of the matrix form
 
     void configure() {
         t = tessel::halide_type(tessel::parse_dtype_param(dtype, "dtype"));
         acc_t = tessel::halide_type(tessel::accumulator_of(tessel::parse_dtype_param(dtype, "dtype")));
         if (K < 1 || stride < 1) {
             throw Halide::CompileError("depthwise: K and stride must be positive");
+        }
+        if (form != "vector" && form != "matrix") {
+            throw Halide::CompileError("depthwise: form must be vector or matrix (got " + std::string(form) + ")");
+        }
+        if (form == "matrix" && C % kGroup != 0) {
+            throw Halide::CompileError("depthwise: form=matrix needs C to be a multiple of " + std::to_string(kGroup));
         }
         in = add_input<Buffer<>>("in", t, 4);
         w = add_input<Buffer<>>("w", t, 3);
@@ -39,10 +53,28 @@ public:
     void generate() {
         Var c("c"), x("x"), y("y"), n("n");
         const int k = K, st = stride;
-        RDom r(0, k, 0, k, "r");
-        acc(c, x, y, n) = cast(acc_t, 0);
-        acc(c, x, y, n) += cast(acc_t, (*in)(c, x * st + r.x, y * st + r.y, n)) * cast(acc_t, (*w)(c, r.x, r.y));
-        out(c, x, y, n) = acc(c, x, y, n);
+        if (form == "matrix") {
+            // acc(co, x, y, g, n) over channel c = g * 16 + co; the reduction runs
+            // over the 16 input channels ci of the group (named like conv2d's) and
+            // the taps, tap-major as in the vector form, so the non-zero terms are
+            // added in the same order.
+            Var co("co"), ci("ci"), g("g"), kx("kx"), ky("ky");
+            RDom d(0, kGroup, "d");
+            wbd(co, ci, kx, ky, g) = cast(t, 0);
+            wbd(d, d, kx, ky, g) = (*w)(g * kGroup + d, kx, ky);
+            RDom r(Internal::ReductionDomain(
+                {{"ci$x", 0, Expr(kGroup)}, {"kx$x", 0, Expr(k)}, {"ky$x", 0, Expr(k)}}));
+            acc(co, x, y, g, n) = cast(acc_t, 0);
+            acc(co, x, y, g, n) += cast(acc_t, (*in)(g * kGroup + r[0], x * st + r[1], y * st + r[2], n)) *
+                                   cast(acc_t, wbd(co, r[0], r[1], r[2], g));
+            res(c, x, y, n) = acc(c % kGroup, x, y, c / kGroup, n);
+            out(c, x, y, n) = res(c, x, y, n);
+        } else {
+            RDom r(0, k, 0, k, "r");
+            acc(c, x, y, n) = cast(acc_t, 0);
+            acc(c, x, y, n) += cast(acc_t, (*in)(c, x * st + r.x, y * st + r.y, n)) * cast(acc_t, (*w)(c, r.x, r.y));
+            out(c, x, y, n) = acc(c, x, y, n);
+        }
         const int h_in = (H - 1) * st + k, w_in = (W - 1) * st + k;
         in->set_estimates({{0, C}, {0, w_in}, {0, h_in}, {0, N}});
         w->set_estimates({{0, C}, {0, k}, {0, k}});
@@ -59,4 +91,7 @@ TESSEL_REGISTER_GENERATOR(Depthwise, depthwise, "depthwise K x K convolution ove
                            {"C", "32", "channels"},
                            {"K", "3", "filter size"},
                            {"stride", "1", "stride"},
-                           {"dtype", "int8", "int8 (int32 accumulator), fp16 or fp32 (fp32 accumulator)"}})
+                           {"dtype", "int8", "int8 (int32 accumulator), fp16 or fp32 (fp32 accumulator)"},
+                           {"form", "vector",
+                            "vector (per-channel multiply-adds) or matrix (a block-diagonal product over 16-channel "
+                            "groups, for the matrix unit; the same result)"}})

@@ -1,0 +1,58 @@
+// Depthwise convolution's two forms (samples/depthwise): "vector" as written
+// (per-channel multiply-adds) and "matrix" (the same sums as a block-diagonal
+// product over 16-channel groups). The matrix form adds only exact zeros, so
+// both forms give bit-identical results: checked on the CPU (Halide's JIT, both
+// forms, same inputs) and on the NPU (the matrix form with
+// samples/depthwise/schedules/ascend_matrix.json, tensorized on the matrix
+// unit, against the vector form's CPU result with no tolerance).
+#include "tests/backend/NpuHarness.h"
+
+#include "dsl/HalidePipeline.h"
+#include "dsl/NpuCompile.h"
+#include "npu_target/arch/ArchSpec.h"
+
+#include <gtest/gtest.h>
+
+using namespace tessel;
+using namespace tessel::test;
+
+namespace {
+
+void both_forms_bit_identical(const std::string &dtype) {
+    const uint64_t seed = fresh_seed();
+    ParamMap given{{"H", "8"}, {"W", "6"}, {"C", "32"}, {"K", "3"}, {"dtype", dtype}};
+    ParamMap plain_p = resolve_params(find_generator("depthwise"), given);
+    given["form"] = "matrix";
+    ParamMap matrix_p = resolve_params(find_generator("depthwise"), given);
+
+    HalidePipeline plain = build_reference_pipeline("depthwise", plain_p);
+    std::vector<Tensor> inputs = make_random_inputs(plain, seed);
+    std::vector<Tensor> want = run_on_cpu(plain, inputs);
+    HalidePipeline matrix_ref = build_reference_pipeline("depthwise", matrix_p);
+    ASSERT_EQ(make_random_inputs(matrix_ref, seed).size(), inputs.size());
+    Comparison cpu = compare(run_on_cpu(matrix_ref, inputs)[0], want[0], 0, 0);
+    EXPECT_EQ(cpu.mismatches, 0) << "seed " << seed << ", CPU, matrix form against vector form: " << cpu.message;
+
+    ArchSpec arch = load_arch("ascend-like");
+    HalidePipeline p = build_halide_pipeline("depthwise", matrix_p);
+    NpuBuild b = build_npu(p, sample_schedule("depthwise/schedules/ascend_matrix.json"), arch, {});
+    NpuRunResult out = run_npu_program(b, arch, inputs);
+    Comparison npu = compare(out.outputs[0], want[0], 0, 0);
+    EXPECT_EQ(npu.mismatches, 0) << "seed " << seed << ", NPU matrix form against the vector form's CPU result: "
+                                 << npu.message;
+    // Tensorized: one MMAD per group (2), tap (9) and output row (8); no
+    // multiply-add on the vector unit.
+    uint64_t mmads = 0, vector_macs = 0;
+    for (const auto &e : out.report.trace) {
+        mmads += e.op == isa::Op::MMAD;
+        vector_macs += e.op == isa::Op::VMULADD || e.op == isa::Op::VMUL;
+    }
+    EXPECT_EQ(mmads, 2u * 9 * 8);
+    EXPECT_EQ(vector_macs, 0u);
+}
+
+TEST(DepthwiseForms, MatrixFormIsBitIdenticalFp16) { both_forms_bit_identical("fp16"); }
+
+TEST(DepthwiseForms, MatrixFormIsBitIdenticalInt8) { both_forms_bit_identical("int8"); }
+
+} // namespace
