@@ -228,7 +228,7 @@ QStringList ScheduleModel::choices(int row, const QString &field) const {
     case FieldType::Tail:
         return {QString(), "round_up", "guard_with_if", "shift_inwards", "predicate"};
     case FieldType::Unit:
-        return {"matrix"};
+        return {"matrix", "fix"};
     case FieldType::Format:
         return {"ND", "NZ", "ZN", "ZZ"};
     case FieldType::Loop:

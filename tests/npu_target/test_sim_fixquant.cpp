@@ -73,7 +73,8 @@ Instr fixparam(ProgramBuilder &b, const Case &c, uint8_t rbias, uint8_t rscale, 
 }
 
 // bias, scale GM -> L1, acc GM -> L0C, FIXPARAM, one quant DMA L0C -> GM of rows x n.
-isa::Program program(const Case &c, bool with_fixparam = true, int fix_n = -1, int elem_bytes = -1) {
+isa::Program program(const Case &c, bool with_fixparam = true, int fix_n = -1, int elem_bytes = -1,
+                     bool flag_before_fix = true) {
     ProgramBuilder b(arch());
     const int n = c.n, rows = c.rows, sb = dtype_bytes(c.scale_t), ob = dtype_bytes(c.out);
     b.arg("acc", DType::Int32, {n, rows});
@@ -84,9 +85,14 @@ isa::Program program(const Case &c, bool with_fixparam = true, int fix_n = -1, i
     b.li(11, 0);     // L1 bias
     b.li(12, 8192);  // L1 scale
     b.dma("MTE2", "L0C", "GM", 10, 1, b.desc_contig(int64_t{n} * rows * 4));
+    if (!flag_before_fix) { // only the accumulators are ordered before FIX, not the parameter tables
+        b.sync(Pipe::MTE2, Pipe::FIX);
+    }
     b.dma("MTE2", "L1", "GM", 11, 2, b.desc_contig(int64_t{n} * 4));
     b.dma("MTE2", "L1", "GM", 12, 3, b.desc_contig(int64_t{n} * sb));
-    b.sync(Pipe::MTE2, Pipe::FIX);
+    if (flag_before_fix) {
+        b.sync(Pipe::MTE2, Pipe::FIX);
+    }
     if (with_fixparam) {
         b.emit(fixparam(b, c, 11, 12, fix_n < 0 ? n : fix_n));
     }
@@ -294,6 +300,15 @@ TEST(SimFixQuant, ErrorsNameTheInstruction) {
     EXPECT_NE(sim_error(p, c).find("engine MTE3 does not list the transform quant"), std::string::npos)
         << sim_error(p, c);
     EXPECT_NE(sim_error(p, c).find("(fixparam)"), std::string::npos) << sim_error(p, c);
+}
+
+TEST(SimFixQuant, TheRaceCheckSeesTheParameterReads) {
+    // With the MTE2 -> FIX flag only after the accumulators' load, fixparam reads the bias in L1 before
+    // MTE2 has written it.
+    Case c = one_channel({1, 2, 3}, 0, 1, 1);
+    const std::string m = sim_error(program(c, true, -1, -1, false), c);
+    EXPECT_NE(m.find("(fixparam) on pipe FIX reads L1 [0x0, 0x4) while"), std::string::npos) << m;
+    EXPECT_NE(m.find("(dma) on pipe MTE2 is still writing it"), std::string::npos) << m;
 }
 
 TEST(SimFixQuant, TheCheckerRejectsWhatTheMachineCannotRun) {
