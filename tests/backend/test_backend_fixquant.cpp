@@ -127,6 +127,35 @@ TEST(BackendFixQuant, Conv2dQ8MatchesHalideWithAndWithoutRelu) {
     EXPECT_EQ(count(r.backend.program).vector, 0) << failure(r);
 }
 
+TEST(BackendFixQuant, TheEpilogueFuncInUbIsWrittenByFixThenCopiedOut) {
+    // requant computed per tile into its own buffer (UB, the default level) and tensorized on FIX:
+    // the quant DMA goes L0C -> UB, C's copy UB -> GM is MTE3's
+    ScheduleSpec s = sample_schedule("gemm_q8/schedules/ascend_fix.json");
+    find(s, "requant_fix")->func = "requant";
+    Directive at;
+    at.id = "requant_at";
+    at.kind = DirectiveKind::ComputeAt;
+    at.func = "requant";
+    at.at_func = "C";
+    at.at_loop = "io";
+    s.directives.push_back(at);
+    NpuRun r = run_npu("gemm_q8", {{"M", "128"}, {"N", "512"}, {"K", "256"}, {"shift", "11"}}, s, "ascend-like",
+                       fresh_seed());
+    ASSERT_EQ(r.cmp.mismatches, 0) << failure(r);
+    EXPECT_EQ(count(r.backend.program).vector, 0);
+    int64_t fix_to_ub = 0, mte3 = 0;
+    for (const auto &e : r.report.edges) {
+        if (e.engine == "FIX" && e.dst == "UB") {
+            fix_to_ub += e.bytes;
+        }
+        if (e.engine == "MTE3" && e.dst == "GM") {
+            mte3 += e.bytes;
+        }
+    }
+    EXPECT_EQ(fix_to_ub, 128 * 512);
+    EXPECT_EQ(mte3, 128 * 512);
+}
+
 TEST(BackendFixQuant, TheEpilogueIsOneQuantDmaPerTile) {
     NpuRun r = run_npu("gemm_q8", kGemm, sample_schedule("gemm_q8/schedules/ascend_fix.json"), "ascend-like", 7);
     ASSERT_EQ(r.cmp.mismatches, 0) << failure(r);
