@@ -161,7 +161,11 @@ private:
             return Stmt();
         }
         const Store *st = nest.inner.as<Store>();
-        if (!st || st->name != req_.func || st->value.type().lanes() != 1) {
+        if (st && st->name == req_.func && st->value.type().lanes() != 1) {
+            user_error(where(), ": ", req_.func, " is vectorised (", st->value.type().lanes(), " lanes); the FIX engine "
+                       "copies the whole tile, leave its loops scalar (remove the vectorize)");
+        }
+        if (!st || st->name != req_.func || !is_const_one(st->predicate)) {
             return Stmt();
         }
         Expr value = st->value, index = st->index;

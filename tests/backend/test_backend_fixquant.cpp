@@ -242,6 +242,20 @@ TEST(BackendFixQuant, ErrorsNameTheDirective) {
                   std::string::npos)
             << m;
     }
+    // the Func vectorised as for the vector unit
+    {
+        ScheduleSpec s = base;
+        Directive v;
+        v.id = "C_vec";
+        v.kind = DirectiveKind::Vectorize;
+        v.func = "C";
+        v.vars = {"ji"};
+        v.factors = {256};
+        s.directives.push_back(v);
+        const std::string m = compile_error("gemm_q8", kGemm, s);
+        EXPECT_NE(m.find("directive requant_fix (tensorize C, unit fix): C"), std::string::npos) << m;
+        EXPECT_NE(m.find("is vectorised (256 lanes); the FIX engine copies the whole tile"), std::string::npos) << m;
+    }
     // bias left in GM
     {
         ScheduleSpec s = base;
