@@ -131,6 +131,72 @@ private:
         return r.defined() ? r : loop;
     }
 
+    // Where the previous iteration's producers (copies and products of other
+    // pipes) may go ahead of its tail: after the last vector operation before
+    // the insertion point that waits for one of their pipes (it reads what such
+    // a pipe writes in the body: the block's scores, copied by FIX), at the
+    // next top-level statement, when nothing from there to the insertion point
+    // writes what they read. The scalar unit then issues them before the rest
+    // of this iteration's vector work, so a flag they need from the vector
+    // unit (the copy of the block's output into UB waits until the previous
+    // update has read it) sits in the vector unit's queue ahead of that work
+    // instead of behind it, and the vector operations that wait for their
+    // pipes are queued before them. Undefined when not possible (they stay
+    // with the tail).
+    static Stmt producers_point(const Leaves &rest, const std::vector<size_t> &producers, size_t at) {
+        if (producers.empty()) {
+            return Stmt();
+        }
+        auto in_group = [&](size_t i) { return std::find(producers.begin(), producers.end(), i) != producers.end(); };
+        std::set<Pipe> pipes;
+        std::set<std::string> reads;
+        for (size_t i : producers) {
+            if (i < at) {
+                return Stmt(); // a producer ahead of the insertion point: keep the order as it is
+            }
+            pipes.insert(rest.leaves[i].a.pipe);
+            reads.insert(rest.leaves[i].a.reads.begin(), rest.leaves[i].a.reads.end());
+            reads.insert(rest.leaves[i].a.scalar_reads.begin(), rest.leaves[i].a.scalar_reads.end());
+        }
+        std::set<std::string> by_their_pipes; // written in the body by the producers' pipes
+        for (size_t k = 0; k < rest.leaves.size(); k++) {
+            if (!in_group(k) && pipes.count(rest.leaves[k].a.pipe)) {
+                by_their_pipes.insert(rest.leaves[k].a.writes.begin(), rest.leaves[k].a.writes.end());
+            }
+        }
+        size_t first = 0; // the first leaf of the statement the producers go before
+        for (size_t k = 0; k < at; k++) {
+            const Leaf &l = rest.leaves[k];
+            if (l.a.pipe == Pipe::V && std::any_of(l.a.reads.begin(), l.a.reads.end(), [&](const std::string &b) {
+                    return by_their_pipes.count(b) > 0;
+                })) {
+                first = k + 1;
+                while (first < at && rest.leaves[first].top.same_as(l.top)) {
+                    first++;
+                }
+                break;
+            }
+        }
+        while (first < at && rest.leaves[first].a.pipe != Pipe::V) {
+            first++; // what other pipes do before the vector work stays ahead of the producers
+        }
+        if (first >= at || in_group(first)) {
+            return Stmt();
+        }
+        const Stmt top = rest.leaves[first].top;
+        while (first > 0 && rest.leaves[first - 1].top.same_as(top)) {
+            first--;
+        }
+        for (size_t k = first; k < at; k++) {
+            for (const auto &b : rest.leaves[k].a.writes) {
+                if (reads.count(b)) {
+                    return Stmt();
+                }
+            }
+        }
+        return top;
+    }
+
     static bool written_anywhere(const Leaves &rest, const std::string &b) {
         return std::any_of(rest.leaves.begin(), rest.leaves.end(), [&](const Leaf &l) {
             return std::find(l.a.writes.begin(), l.a.writes.end(), b) != l.a.writes.end();
@@ -332,7 +398,20 @@ private:
             new_body = Replace(rest.leaves[i].s.get(), nothing).mutate(new_body);
         }
         const Stmt point = rest.leaves[at].s;
-        new_body = Replace(point.get(), Block::make(IfThenElse::make(v > min, prev_group), point)).mutate(new_body);
+        if (const Stmt early = producers_point(rest, producers, at); early.defined()) {
+            // The previous iteration's producers before the body's first vector
+            // work, its tail at the insertion point.
+            std::vector<Stmt> prods;
+            for (size_t i : producers) {
+                prods.push_back(rest.leaves[i].s);
+            }
+            const Stmt prev_producers = rename.mutate(substitute(var, v - 1, Block::make(prods)));
+            const Stmt prev_tail = rename.mutate(substitute(var, v - 1, tail));
+            new_body = Replace(early.get(), Block::make(IfThenElse::make(v > min, prev_producers), early)).mutate(new_body);
+            new_body = Replace(point.get(), Block::make(IfThenElse::make(v > min, prev_tail), point)).mutate(new_body);
+        } else {
+            new_body = Replace(point.get(), Block::make(IfThenElse::make(v > min, prev_group), point)).mutate(new_body);
+        }
         DropAllocations drop(keep);
         new_body = drop.mutate(new_body);
         if (drop.dropped.size() != keep.size()) {

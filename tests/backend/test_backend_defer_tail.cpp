@@ -6,6 +6,8 @@
 // both verify against Halide's CPU result (random inputs, output poisoned
 // first), both compile through check_hazards (a cross-pipe access left
 // unordered fails the compile), and the deferred program takes fewer cycles.
+// The group's copies and products of other pipes go ahead of the next block's
+// vector work when nothing in between needs them later (AttentionBlocksOf256).
 // A kernel whose loops have no such tail (softmax) is left unchanged.
 #include "tests/backend/NpuHarness.h"
 
@@ -65,10 +67,25 @@ TEST(DeferTail, AttentionBlocksOf256) {
     Pair p = both("attention", {{"S", "64"}, {"L", "512"}, {"D", "64"}, {"BK", "256"}},
                   "attention/schedules/ascend_flash_bk256.json", 1e-3);
     expect_deferred_and_faster(p);
-    // V single-buffered in L1: the output product and its operand copies join
-    // the deferred group, so its MMAD is in the loop (block t - 1, after block
-    // t's score product) and after it (the last block): one MMAD more.
+    // V single-copy (staged GM -> L0B per block): the output product and its
+    // operand copies join the deferred group, so its MMAD is in the loop
+    // (block t - 1, after block t's score product) and after it (the last
+    // block): one MMAD more.
     EXPECT_EQ(mmads(p.with), mmads(p.without) + 1);
+    // Block t - 1's copies and output product are issued before block t's
+    // probabilities (after its block maximum, which waits for FIX's copy of
+    // the scores), its state update after them: the flag with which the copy
+    // of the output into UB waits for the vector unit then sits ahead of the
+    // probabilities in the vector unit's queue. Program order: the first
+    // output product (k = BK) before the first VEXP; without the pass, after.
+    auto first = [](const NpuRun &r, auto pred) {
+        const auto &c = r.backend.program.code;
+        return std::find_if(c.begin(), c.end(), pred) - c.begin();
+    };
+    auto output_product = [](const isa::Instr &i) { return i.op == isa::Op::MMAD && i.k == 256; };
+    auto vexp = [](const isa::Instr &i) { return i.op == isa::Op::VEXP; };
+    EXPECT_LT(first(p.with, output_product), first(p.with, vexp));
+    EXPECT_GT(first(p.without, output_product), first(p.without, vexp));
 }
 
 TEST(DeferTail, AttentionBlocksOf64) {
