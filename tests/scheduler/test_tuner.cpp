@@ -49,7 +49,12 @@ TEST(Tuner, TenSecondsOnASmallGemmRecordsEverythingAndBeatsNaive) {
     TuneResult r = tune(o);
     ASSERT_TRUE(r.best.has_value());
     EXPECT_TRUE(r.best->verified);
-    EXPECT_GE(r.measured.size(), 8u) << "the seeds at least";
+    // The seeds at least, unless the budget ran out first: this is wall-clock
+    // time, and under load (ctest -j2 beside other engineers' builds) 10 s has
+    // measured 7 of the 8 seed schedules. The tuner must not stop early.
+    EXPECT_TRUE(r.measured.size() >= 8u || r.elapsed_s >= o.budget_s)
+        << r.measured.size() << " measured in " << r.elapsed_s << " s of a " << o.budget_s << " s budget";
+    EXPECT_GE(r.measured.size(), 1u);
     EXPECT_EQ(progress_calls, static_cast<int>(r.measured.size()));
     EXPECT_LT(r.elapsed_s, 10 + 5.0) << "the budget stops new measurements";
     for (const Measurement &m : r.measured) {
