@@ -23,14 +23,20 @@
 //
 //     S x set_flag(R, W, war)                          credits: free slots
 //     for O:
-//       if (O == first) for p: { wait_flag(R, W, war); load piece p -> slot; set_flag(W, R, raw) }
 //       ... tiles r (repeat loops), chunks (walking loops) ...
+//         if (O == first, first tile, first chunk of q) { wait war; load piece q of O; set raw }
 //         if (first read of piece q in this iteration) wait_flag(W, R, raw)
 //         R reads its chunk from slot(O, q)
 //         if (first tile, first chunk of q, q + L < P, O > first) { wait war; load piece q+L of O; set raw }
-//         if (q < L, this is tile r_q > 0, first chunk of q, O < last) { wait war; load piece q of O+1; set raw }
+//         if (q < L, this is tile r_q > 0 (> 1 when tile 0 loads pieces), first chunk of q, O < last)
+//           { wait war; load piece q of O+1; set raw }
 //         if (last read of piece q) set_flag(R, W, war)
 //     S x wait_flag(R, W, war)
+//
+// The first panel is loaded by its reader too, each piece as the first tile
+// starts on it, so the loads the writer's queue gets for that tile's other
+// operands (GEMM's first A tile) go in front of the later pieces, not behind
+// the whole panel (gemm_q8 512^3: the first MMAD at cycle 3028, was 6319).
 //
 // Piece n (counted over all iterations, n = (O - first) x P + p) lives in slot
 // n mod S. Loads, first reads and releases each happen in increasing n, and
@@ -45,10 +51,10 @@
 // its reader waits for all of it (3x3 conv: 288 KiB, ~9k cycles before the
 // first tap). The same pieces (here any whole number of the reader's chunks
 // when the copy is dense, re-described as rows) each set the raw flag, and the
-// reader's first read of piece q (its first tile) waits for it. Piece 0 is
-// loaded where the panel was, the others as the reader starts on piece 0, so
-// the reader's other operands queued on the same engine in between (the
-// first input tile) do not wait behind the whole panel. Nothing is
+// reader's first read of piece q (its first tile) loads it and waits for it,
+// so the reader's other operands queued on the same engine before that read
+// (a convolution's input rows for that tap row) do not wait behind the whole
+// panel or the later pieces. Nothing is
 // reloaded, so there are no extra slots and no war flag. After the allocation
 // insert_sync treats X as read and written by both pipes.
 
