@@ -108,6 +108,11 @@ Stmt copy_whole(const nir::BufferInfo &from, const std::string &to, uint32_t pro
     return s;
 }
 
+template <typename T>
+bool contains(const std::vector<T> &v, const T &x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+}
+
 class Defer : public IRMutator {
 public:
     explicit Defer(nir::NpuModule &m) : m_(m) {}
@@ -147,7 +152,7 @@ private:
         if (producers.empty()) {
             return Stmt();
         }
-        auto in_group = [&](size_t i) { return std::find(producers.begin(), producers.end(), i) != producers.end(); };
+        auto in_group = [&](size_t i) { return contains(producers, i); };
         std::set<Pipe> pipes;
         std::set<std::string> reads;
         for (size_t i : producers) {
@@ -199,7 +204,7 @@ private:
 
     static bool written_anywhere(const Leaves &rest, const std::string &b) {
         return std::any_of(rest.leaves.begin(), rest.leaves.end(), [&](const Leaf &l) {
-            return std::find(l.a.writes.begin(), l.a.writes.end(), b) != l.a.writes.end();
+            return contains(l.a.writes, b);
         });
     }
 
@@ -245,10 +250,7 @@ private:
         // follows the next block's score product instead of holding it up.
         std::vector<size_t> producers;
         std::set<std::string> group_reads = tail_reads;
-        auto in_group = [&](size_t i) { return std::find(producers.begin(), producers.end(), i) != producers.end(); };
-        auto has = [](const std::vector<std::string> &v, const std::string &b) {
-            return std::find(v.begin(), v.end(), b) != v.end();
-        };
+        auto in_group = [&](size_t i) { return contains(producers, i); };
         for (bool grew = true; grew;) {
             grew = false;
             for (size_t i = rest.leaves.size(); i-- > 0;) {
@@ -263,13 +265,13 @@ private:
                     for (size_t k = 0; k < rest.leaves.size() && only_group; k++) {
                         const Leaf &o = rest.leaves[k];
                         only_group &= k == i || in_group(k) ||
-                                      (!has(o.a.reads, b) && !has(o.a.writes, b) && !has(o.a.scalar_reads, b));
+                                      (!contains(o.a.reads, b) && !contains(o.a.writes, b) && !contains(o.a.scalar_reads, b));
                     }
                 }
                 for (size_t k = 0; k < rest.leaves.size() && only_group && chain; k++) {
                     const Leaf &o = rest.leaves[k];
                     for (const auto &b : l.a.reads) {
-                        only_group &= o.a.pipe != Pipe::V || !has(o.a.writes, b);
+                        only_group &= o.a.pipe != Pipe::V || !contains(o.a.writes, b);
                     }
                 }
                 if (only_group) {
@@ -331,7 +333,7 @@ private:
             bool before = false, after = false, other_before = false;
             for (size_t i = 0; i < rest.leaves.size(); i++) {
                 const Leaf &l = rest.leaves[i];
-                if (!in_group(i) && std::find(l.a.writes.begin(), l.a.writes.end(), b) != l.a.writes.end()) {
+                if (!in_group(i) && contains(l.a.writes, b)) {
                     (i < at ? before : after) = true;
                     other_before |= i < at && l.a.pipe != Pipe::V;
                 }

@@ -27,6 +27,19 @@ uint16_t intern_descriptor(isa::Program &p, const isa::DmaDesc &d) {
     return static_cast<uint16_t>(p.descs.size() - 1);
 }
 
+isa::Instr dma_instr(const nir::DmaOp &d, int dst_level, int src_level, int dst, int src, uint16_t desc) {
+    isa::Instr i;
+    i.op = isa::Op::DMA;
+    i.engine = static_cast<uint8_t>(d.engine);
+    i.dst_level = static_cast<uint8_t>(dst_level);
+    i.src_level = static_cast<uint8_t>(src_level);
+    i.ra = static_cast<uint8_t>(dst);
+    i.rb = static_cast<uint8_t>(src);
+    i.desc = desc;
+    i.prov = d.prov;
+    return i;
+}
+
 isa::Instr fixparam_instr(const nir::FixParamOp &f, int src_level, int bias, int scale) {
     isa::Instr i;
     i.op = isa::Op::FIXPARAM;

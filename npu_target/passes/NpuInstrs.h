@@ -17,10 +17,14 @@ isa::DmaDesc dma_descriptor(const nir::DmaOp &d);
 /** The index of `d` in the program's descriptor table, added when new. */
 uint16_t intern_descriptor(isa::Program &p, const isa::DmaDesc &d);
 
-/** A vector instruction: dst/a/b addresses, the scalar operand (for the *S
- * ops and VDUP) and the element count in registers. */
+/** A DMA of descriptor `desc` between the levels, dst and src addresses in registers. */
+isa::Instr dma_instr(const nir::DmaOp &d, int dst_level, int src_level, int dst, int src, uint16_t desc);
+
 /** FIXPARAM for `f`, the bias and scale read from `src_level` at the addresses in registers bias/scale. */
 isa::Instr fixparam_instr(const nir::FixParamOp &f, int src_level, int bias, int scale);
+
+/** A vector instruction: dst/a/b addresses, the scalar operand (for the *S
+ * ops and VDUP) and the element count in registers. */
 isa::Instr vector_instr(const nir::VecOp &v, int dst, int a, int b, int scalar, int count);
 
 /** A matrix instruction with C, A and B addresses in registers. */

@@ -8,6 +8,7 @@
 #include "npu_target/passes/ScalarRegisters.h"
 
 #include <cstring>
+#include <initializer_list>
 #include <optional>
 #include <map>
 #include <set>
@@ -618,33 +619,28 @@ private:
         }
         return a;
     }
-    isa::ProvenanceId prov_or_current(uint32_t prov) { return prov ? prov : current_prov(); }
+    // Appends an NPU operation's instruction (its provenance, or the current
+    // one) and frees the registers that held its operands.
+    void push(Instr i, uint32_t prov, std::initializer_list<Val> operands) {
+        i.prov = prov ? prov : current_prov();
+        prog_.code.push_back(i);
+        for (const Val &x : operands) {
+            release(x);
+        }
+    }
     void emit_dma(const nir::DmaOp &d) {
         Val da = buffer_address(d.dst, d.elem_bytes);
         Val sa = buffer_address(d.src, d.src_elem_bytes());
-        Instr i;
-        i.op = Op::DMA;
-        i.engine = static_cast<uint8_t>(d.engine);
-        i.dst_level = static_cast<uint8_t>(buffers_.at(d.dst.buffer).level);
-        i.src_level = static_cast<uint8_t>(buffers_.at(d.src.buffer).level);
-        i.ra = static_cast<uint8_t>(da.reg);
-        i.rb = static_cast<uint8_t>(sa.reg);
-        i.desc = intern_descriptor(prog_, dma_descriptor(d));
-        i.prov = prov_or_current(d.prov);
-        prog_.code.push_back(i);
-        release(da);
-        release(sa);
+        push(dma_instr(d, buffers_.at(d.dst.buffer).level, buffers_.at(d.src.buffer).level, da.reg, sa.reg,
+                       intern_descriptor(prog_, dma_descriptor(d))),
+             d.prov, {da, sa});
     }
     void emit_fixparam(const nir::FixParamOp &f) {
         Val b = buffer_address(f.bias, 4);
         Val s = buffer_address(f.scale, dtype_bytes(f.scale_type));
         const int lb = buffers_.at(f.bias.buffer).level, ls = buffers_.at(f.scale.buffer).level;
         TESSEL_INTERNAL_ASSERT(lb == ls, "fixparam: bias and scale in different levels (tensorize checks it)");
-        Instr i = fixparam_instr(f, lb, b.reg, s.reg);
-        i.prov = prov_or_current(f.prov);
-        prog_.code.push_back(i);
-        release(b);
-        release(s);
+        push(fixparam_instr(f, lb, b.reg, s.reg), f.prov, {b, s});
     }
     void emit_vec(const nir::VecOp &v) {
         const int bytes = dtype_bytes(v.dtype);
@@ -655,12 +651,7 @@ private:
         Val sc = v.scalar.defined() ? eval(v.scalar) : Val{0, false};
         Val n = temp();
         emit(Op::LI, n.reg, 0, 0, v.n);
-        Instr i = vector_instr(v, d.reg, a.reg, b.reg, sc.reg, n.reg);
-        i.prov = prov_or_current(v.prov);
-        prog_.code.push_back(i);
-        for (const Val &x : {d, a, b, sc, n}) {
-            release(x);
-        }
+        push(vector_instr(v, d.reg, a.reg, b.reg, sc.reg, n.reg), v.prov, {d, a, b, sc, n});
     }
     void emit_mmad(const nir::MmadOp &mm) {
         const int ib = dtype_bytes(mm.dtype);
@@ -669,18 +660,9 @@ private:
         Val c = buffer_address(mm.c, dtype_bytes(acc->second));
         Val a = buffer_address(mm.a, ib);
         Val b = buffer_address(mm.b, ib);
-        Instr i = mmad_instr(mm, c.reg, a.reg, b.reg);
-        i.prov = prov_or_current(mm.prov);
-        prog_.code.push_back(i);
-        release(c);
-        release(a);
-        release(b);
+        push(mmad_instr(mm, c.reg, a.reg, b.reg), mm.prov, {c, a, b});
     }
-    void emit_sync(const nir::SyncOp &s) {
-        Instr i = sync_instr(s);
-        i.prov = current_prov();
-        prog_.code.push_back(i);
-    }
+    void emit_sync(const nir::SyncOp &s) { push(sync_instr(s), 0, {}); }
     void visit(const For *op) override {
         std::string saved_loop = loop_;
         loop_ = op->name;
