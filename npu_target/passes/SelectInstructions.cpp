@@ -686,7 +686,8 @@ private:
             release(e);
         }
         op->body.accept(this);
-        Val i2 = own(read_var(op->name));
+        // The counter steps in its own register (one ADDI); a spilled one in a temporary, stored back.
+        Val i2 = read_var(op->name);
         emit(Op::ADDI, i2.reg, i2.reg, 0, 1);
         write_var(op->name, i2);
         release(i2);

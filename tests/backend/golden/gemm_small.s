@@ -121,9 +121,7 @@ L86:
     set_flag MTE1, MTE2, 2 @p9
     set_flag M, MTE1, 1 @p9
     set_flag MTE1, MTE2, 1 @p9
-    mov r10, r8 @p9
-    addi r10, r10, 1 @p9
-    mov r8, r10 @p9
+    addi r8, r8, 1 @p9
     blt r8, r9, L17 @p9
     set_flag M, FIX, 0 @p8
     wait_flag M, FIX, 0 @p8
@@ -137,13 +135,9 @@ L86:
     muli r9, r9, 4 @p8
     dma FIX, GM, r8, L0C, r9, d2 @p5
     set_flag FIX, M, 1 @p8
-    mov r9, r6 @p8
-    addi r9, r9, 1 @p8
-    mov r6, r9 @p8
+    addi r6, r6, 1 @p8
     blt r6, r7, L14 @p8
-    mov r6, r4 @p7
-    addi r6, r6, 1 @p7
-    mov r4, r6 @p7
+    addi r4, r4, 1 @p7
     blt r4, r5, L12 @p7
     wait_flag MTE1, MTE2, 1 @p5
     wait_flag MTE1, MTE2, 1 @p5
