@@ -33,6 +33,68 @@ LoopNest walk_loop_nest(const Stmt &body) {
     return n;
 }
 
+namespace {
+
+struct LinearTerm {
+    Expr atom; // undefined: the constant term
+    int64_t coef = 0;
+};
+
+// e * scale as a sum of terms: sums, differences and products by constants are
+// expanded; anything else is an atom.
+void linear_terms(const Expr &e, int64_t scale, std::vector<LinearTerm> &out) {
+    if (const Add *a = e.as<Add>()) {
+        linear_terms(a->a, scale, out);
+        linear_terms(a->b, scale, out);
+    } else if (const Sub *s = e.as<Sub>()) {
+        linear_terms(s->a, scale, out);
+        linear_terms(s->b, -scale, out);
+    } else if (const Mul *m = e.as<Mul>(); m && (as_const_int(m->a) || as_const_int(m->b))) {
+        const bool a_const = as_const_int(m->a) != nullptr;
+        linear_terms(a_const ? m->b : m->a, scale * *as_const_int(a_const ? m->a : m->b), out);
+    } else if (const int64_t *c = as_const_int(e)) {
+        out.push_back({Expr(), scale * *c});
+    } else {
+        out.push_back({e, scale});
+    }
+}
+
+} // namespace
+
+Expr join_div_mod(const Expr &index) {
+    std::vector<LinearTerm> terms;
+    linear_terms(index, 1, terms);
+    bool joined = false;
+    for (size_t i = 0; i < terms.size(); i++) {
+        const Mod *mod = terms[i].atom.defined() ? terms[i].atom.as<Mod>() : nullptr;
+        const int64_t *c = mod ? as_const_int(mod->b) : nullptr;
+        if (!c || *c <= 0) {
+            continue;
+        }
+        for (size_t j = 0; j < terms.size(); j++) {
+            const Div *div = terms[j].atom.defined() ? terms[j].atom.as<Div>() : nullptr;
+            const int64_t *d = div ? as_const_int(div->b) : nullptr;
+            if (!d || *d != *c || terms[j].coef != terms[i].coef * *c ||
+                !can_prove(simplify((mod->a - div->a) % mod->b) == 0)) {
+                continue;
+            }
+            terms[i].atom = div->a;
+            terms.erase(terms.begin() + j);
+            joined = true;
+            break;
+        }
+    }
+    if (!joined) {
+        return index;
+    }
+    Expr sum = make_zero(index.type());
+    for (const LinearTerm &t : terms) {
+        Expr c = make_const(index.type(), t.coef);
+        sum = sum + (t.atom.defined() ? t.atom * c : c);
+    }
+    return simplify(sum);
+}
+
 std::optional<CopyPattern> match_copy(const Stmt &body, std::string *reason) {
     auto fail = [&](const std::string &why) -> std::optional<CopyPattern> {
         if (reason) {
@@ -65,6 +127,8 @@ std::optional<CopyPattern> match_copy(const Stmt &body, std::string *reason) {
         sidx = substitute(it->first, it->second, sidx);
         lidx = substitute(it->first, it->second, lidx);
     }
+    sidx = join_div_mod(sidx);
+    lidx = join_div_mod(lidx);
     CopyPattern p;
     p.dst = st->name;
     p.src = ld->name;

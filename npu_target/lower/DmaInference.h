@@ -49,6 +49,13 @@ struct LoopNest {
 };
 LoopNest walk_loop_nest(const Halide::Internal::Stmt &s);
 
+/** `index` with every pair of terms `s * (e1 % c) + (s * c) * (e2 / c)` (c a positive
+ * constant, e1 - e2 a multiple of c) replaced by `s * e2`, which it equals (Halide's
+ * division and modulo are Euclidean): an index into a buffer read through a
+ * flattened coordinate (`in(q % W, q / W)`) becomes affine in q again. Returns
+ * `index` itself when there is no such pair. */
+Halide::Expr join_div_mod(const Halide::Expr &index);
+
 /** Returns the copy when `body` (the body of a producer) is one; otherwise
  * nullopt with no side effects. `reason` receives why it is not a copy. */
 std::optional<CopyPattern> match_copy(const Halide::Internal::Stmt &body, std::string *reason);

@@ -109,9 +109,68 @@ private:
         Stmt s = IRMutator::visit(op);
         if (reduction) {
             reductions_.pop_back();
+            s = peel_first(s.as<For>());
         }
         return s;
     }
+
+    // The MMAD in a reduction loop overwrites the accumulator on the loop's
+    // first iteration (try_match's `first` condition): that iteration runs as a
+    // copy of the body in front of the loop, the loop the others, so neither
+    // tests the condition per MMAD. Not when the body allocates (a stage at the
+    // loop: a copy would allocate the buffer twice).
+    Stmt peel_first(const For *f) {
+        const int64_t *ext = f ? as_const_int(f->extent) : nullptr;
+        if (!ext || *ext < 2) {
+            return f;
+        }
+        BodyScan scan(f->name, f->min);
+        f->body.accept(&scan);
+        if (!scan.tests_first || scan.allocates) {
+            return f;
+        }
+        Stmt head = simplify(substitute(f->name, f->min, f->body));
+        Stmt rest = simplify(NotFirst(f->name, f->min).mutate(f->body));
+        return Block::make(head, For::make(f->name, simplify(f->min + 1), make_const(f->extent.type(), *ext - 1),
+                                            f->for_type, f->device_api, rest));
+    }
+    // `var == min`: the first-iteration test.
+    static bool is_first_test(const EQ *op, const std::string &var, const Expr &min) {
+        const Variable *v = op->a.as<Variable>();
+        return v && v->name == var && equal(op->b, min);
+    }
+    // Whether a loop body tests for the loop's first iteration and whether it allocates.
+    class BodyScan : public IRVisitor {
+    public:
+        BodyScan(const std::string &var, const Expr &min) : var_(var), min_(min) {}
+        bool tests_first = false, allocates = false;
+
+    private:
+        const std::string &var_;
+        const Expr &min_;
+        using IRVisitor::visit;
+        void visit(const EQ *op) override {
+            tests_first = tests_first || is_first_test(op, var_, min_);
+            IRVisitor::visit(op);
+        }
+        void visit(const Allocate *op) override {
+            allocates = true;
+            IRVisitor::visit(op);
+        }
+    };
+    // The first-iteration test is false in the loop's other iterations.
+    class NotFirst : public IRMutator {
+    public:
+        NotFirst(const std::string &var, const Expr &min) : var_(var), min_(min) {}
+
+    private:
+        const std::string &var_;
+        const Expr &min_;
+        using IRMutator::visit;
+        Expr visit(const EQ *op) override {
+            return is_first_test(op, var_, min_) ? const_false() : IRMutator::visit(op);
+        }
+    };
 
     Stmt try_match(const For *top) {
         const LoopNest nest = walk_loop_nest(top);
@@ -144,6 +203,7 @@ private:
             ia = substitute(it->first, it->second, ia);
             ib = substitute(it->first, it->second, ib);
         }
+        ic = join_div_mod(ic), is = join_div_mod(is), ia = join_div_mod(ia), ib = join_div_mod(ib);
         if (!can_prove(ic == is)) {
             return Stmt();
         }

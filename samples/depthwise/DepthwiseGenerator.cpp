@@ -53,29 +53,36 @@ public:
     void generate() {
         Var c("c"), x("x"), y("y"), n("n");
         const int k = K, st = stride;
+        const int h_in = (H - 1) * st + k, w_in = (W - 1) * st + k;
         if (form == "matrix") {
-            // acc(co, x, y, g, n) over channel c = g * 16 + co; the reduction runs
-            // over the 16 input channels ci of the group (named like conv2d's) and
-            // the taps, tap-major as in the vector form, so the non-zero terms are
-            // added in the same order.
-            Var co("co"), ci("ci"), g("g"), kx("kx"), ky("ky");
+            // The output pixels flattened over the input's row pitch: pixel
+            // p = y * w_in + x (x < w_in; the columns x >= W are computed and
+            // never read), so one tap of a band of rows is one product with
+            // p as its rows, the tap's input pixels at s * p + kx + ky * w_in
+            // contiguous for s = 1. acc(co, p, g, n) over channel
+            // c = g * 16 + co; the reduction runs over the 16 input channels ci
+            // of the group and the taps, tap-major as in the vector form, so
+            // the non-zero terms are added in the same order.
+            Var co("co"), ci("ci"), g("g"), kx("kx"), ky("ky"), p("p");
             RDom d(0, kGroup, "d");
             wbd(co, ci, kx, ky, g) = cast(t, 0);
             wbd(d, d, kx, ky, g) = (*w)(g * kGroup + d, kx, ky);
             RDom r(Internal::ReductionDomain(
                 {{"ci$x", 0, Expr(kGroup)}, {"kx$x", 0, Expr(k)}, {"ky$x", 0, Expr(k)}}));
-            acc(co, x, y, g, n) = cast(acc_t, 0);
-            acc(co, x, y, g, n) += cast(acc_t, (*in)(g * kGroup + r[0], x * st + r[1], y * st + r[2], n)) *
-                                   cast(acc_t, wbd(co, r[0], r[1], r[2], g));
-            res(c, x, y, n) = acc(c % kGroup, x, y, c / kGroup, n);
-            out(c, x, y, n) = res(c, x, y, n);
+            // (Written twice with the operands in another order: the same
+            // expression twice would become a let, which tensorize does not take.)
+            Expr x_in = (p * st + r[1]) % w_in, y_in = (r[1] + st * p) / w_in + r[2];
+            acc(co, p, g, n) = cast(acc_t, 0);
+            acc(co, p, g, n) += cast(acc_t, (*in)(g * kGroup + r[0], x_in, y_in, n)) *
+                                cast(acc_t, wbd(co, r[0], r[1], r[2], g));
+            res(c, p, n) = acc(c % kGroup, p, c / kGroup, n);
+            out(c, x, y, n) = res(c, y * w_in + x, n);
         } else {
             RDom r(0, k, 0, k, "r");
             acc(c, x, y, n) = cast(acc_t, 0);
             acc(c, x, y, n) += cast(acc_t, (*in)(c, x * st + r.x, y * st + r.y, n)) * cast(acc_t, (*w)(c, r.x, r.y));
             out(c, x, y, n) = acc(c, x, y, n);
         }
-        const int h_in = (H - 1) * st + k, w_in = (W - 1) * st + k;
         in->set_estimates({{0, C}, {0, w_in}, {0, h_in}, {0, N}});
         w->set_estimates({{0, C}, {0, k}, {0, k}});
         out.set_estimates({{0, C}, {0, W}, {0, H}, {0, N}});

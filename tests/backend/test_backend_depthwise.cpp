@@ -1,10 +1,18 @@
 // Depthwise convolution's two forms (samples/depthwise): "vector" as written
 // (per-channel multiply-adds) and "matrix" (the same sums as a block-diagonal
-// product over 16-channel groups). The matrix form adds only exact zeros, so
-// both forms give bit-identical results: checked on the CPU (Halide's JIT, both
-// forms, same inputs) and on the NPU (the matrix form with
+// product over 16-channel groups, its pixels flattened over the input's row
+// pitch). The matrix form adds only exact zeros, so both forms give
+// bit-identical results: checked on the CPU (Halide's JIT, both forms, same
+// inputs) and on the NPU (the matrix form with
 // samples/depthwise/schedules/ascend_matrix.json, tensorized on the matrix
 // unit, against the vector form's CPU result with no tolerance).
+//
+// It also checks two things of the backend the matrix form relies on: the
+// flattened read `in(q % W, q / W + ky)` is affine again for tensorize
+// (join_div_mod: without it tensorize refuses the update), so one MMAD covers
+// a band's rows; and the MMAD that overwrites the accumulator runs on the
+// peeled first tap (no branch per MMAD: without the peel every MMAD tests
+// "first tap?").
 #include "tests/backend/NpuHarness.h"
 
 #include "dsl/HalidePipeline.h"
@@ -20,7 +28,8 @@ namespace {
 
 void both_forms_bit_identical(const std::string &dtype) {
     const uint64_t seed = fresh_seed();
-    ParamMap given{{"H", "8"}, {"W", "6"}, {"C", "32"}, {"K", "3"}, {"dtype", dtype}};
+    // 14 rows: two bands of 7 (the schedule's split); W = 6 (input rows 8 wide).
+    ParamMap given{{"H", "14"}, {"W", "6"}, {"C", "32"}, {"K", "3"}, {"dtype", dtype}};
     ParamMap plain_p = resolve_params(find_generator("depthwise"), given);
     given["form"] = "matrix";
     ParamMap matrix_p = resolve_params(find_generator("depthwise"), given);
@@ -40,15 +49,23 @@ void both_forms_bit_identical(const std::string &dtype) {
     Comparison npu = compare(out.outputs[0], want[0], 0, 0);
     EXPECT_EQ(npu.mismatches, 0) << "seed " << seed << ", NPU matrix form against the vector form's CPU result: "
                                  << npu.message;
-    // Tensorized: one MMAD per group (2), tap (9) and output row (8); no
-    // multiply-add on the vector unit.
-    uint64_t mmads = 0, vector_macs = 0;
+    // Tensorized: one MMAD per band (2), group (2) and tap (9), each over the
+    // band's 7 rows flattened at the input's pitch (6 x 8 + 6 = 54 pixels); no
+    // multiply-add on the vector unit, no branch taken or tested but the loops'.
+    uint64_t mmads = 0, vector_macs = 0, branches = 0;
     for (const auto &e : out.report.trace) {
         mmads += e.op == isa::Op::MMAD;
         vector_macs += e.op == isa::Op::VMULADD || e.op == isa::Op::VMUL;
+        branches += e.op == isa::Op::BEQ || e.op == isa::Op::BNE || e.op == isa::Op::JMP;
     }
-    EXPECT_EQ(mmads, 2u * 9 * 8);
+    EXPECT_EQ(mmads, 2u * 2 * 9);
     EXPECT_EQ(vector_macs, 0u);
+    EXPECT_EQ(branches, 0u);
+    for (const isa::Instr &i : b.backend.program.code) {
+        if (i.op == isa::Op::MMAD) {
+            EXPECT_EQ(i.m, 54);
+        }
+    }
 }
 
 TEST(DepthwiseForms, MatrixFormIsBitIdenticalFp16) { both_forms_bit_identical("fp16"); }
