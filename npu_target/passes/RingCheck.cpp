@@ -194,10 +194,17 @@ private:
                 bad("written on " + std::string(isa::pipe_name(pipe)) + ", not only by its writer pipe");
                 return;
             }
-            const int64_t slot = *i / slot_elems_;
+            // A load fills every slot its bytes reach (a panel loaded once
+            // may load several of its units in one piece).
+            int64_t extent = 1;
+            for (const auto &dim : d.dims) {
+                extent += (dim.count - 1) * dim.dst_stride;
+            }
             loads_++;
-            war_needs_.push_back({slot, last_read_[slot], war_waits_, "load " + std::to_string(loads_)});
-            last_load_[slot] = loads_;
+            for (int64_t slot = *i / slot_elems_; slot <= (*i + extent - 1) / slot_elems_; slot++) {
+                war_needs_.push_back({slot, last_read_[slot], war_waits_, "load " + std::to_string(loads_)});
+                last_load_[slot] = loads_;
+            }
         }
         if (d.src.buffer == b_.name) {
             auto i = value(d.src.index, "a read's slot");

@@ -54,7 +54,10 @@
 // reader's first read of piece q (its first tile) loads it and waits for it,
 // so the reader's other operands queued on the same engine before that read
 // (a convolution's input rows for that tap row) do not wait behind the whole
-// panel or the later pieces. Nothing is
+// panel or the later pieces. When a piece holds several chunks of at least
+// 16 KiB, the last piece loads as two: all but its last chunk, then that
+// chunk, so the reader's work left after the panel's last byte is one
+// chunk's (conv2d_q8's int8 weights: 48 + 48 + 32 + 16 KiB). Nothing is
 // reloaded, so there are no extra slots and no war flag. After the allocation
 // insert_sync treats X as read and written by both pipes.
 

@@ -252,6 +252,52 @@ TEST(RingPanels, LoadedOnceEveryFlagIsChecked) {
     EXPECT_EQ(drop_each_ring_flag(ok), 2);
 }
 
+// Loaded once, the last piece split: conv2d_q8's int8 weights (147 KiB, 16
+// KiB per tap, ascend_fix.json reads them tap by tap) load as 48 + 48 + 32 +
+// 16 KiB instead of three 48 KiB pieces (one per tap row), so what the matrix
+// unit still has to do after the weights' last byte arrives is the last tap's
+// 4 MMADs, not the last tap row's 12 (with three 48 KiB pieces). One band of 4 rows (H = 4), so the run
+// is the first band. Bit-exact, and check_hazards proves each of the raw
+// flags (the set after each of the three loads the reader issues, the wait
+// after it).
+const tessel::ParamMap kConvQ8{{"H", "4"}, {"W", "32"}, {"CI", "128"}, {"CO", "128"}, {"K", "3"}, {"stride", "1"},
+                               {"shift", "14"}};
+
+TEST(RingPanels, LoadedOnceLastPieceSplitLeavesOneTapAfterTheLastLoad) {
+    const ScheduleSpec spec = sample_schedule("conv2d_q8/schedules/ascend_fix.json");
+    NpuRun r = run_npu("conv2d_q8", kConvQ8, spec, "ascend-like", fresh_seed());
+    EXPECT_EQ(r.cmp.mismatches, 0) << failure(r);
+    const nir::BufferInfo *b = ring_panel(r.backend.module);
+    ASSERT_NE(b, nullptr) << "the weights are not loaded in pieces";
+    EXPECT_EQ(b->pieces.loop, "");
+    EXPECT_EQ(b->pieces.count, 4); // 48, 48, 32, 16 KiB
+    EXPECT_EQ(b->pieces.slots, 9); // RingCheck's units: the 16 KiB chunks
+    // The weights' loads are the GM reads of whole 16 KiB chunks (the input
+    // rows are 17 KiB, bias and scale smaller).
+    uint64_t weights_done = 0;
+    int weight_loads = 0;
+    for (const auto &e : r.report.trace) {
+        if (e.op == isa::Op::DMA && e.src == "GM" && e.bytes % 16384 == 0) {
+            weights_done = std::max(weights_done, e.end);
+            weight_loads++;
+        }
+    }
+    EXPECT_EQ(weight_loads, 4);
+    // Its bytes are in L1 500 cycles (GM's latency on ascend-like) after it ends.
+    int mmads_after = 0;
+    for (const auto &e : r.report.trace) {
+        mmads_after += e.op == isa::Op::MMAD && e.start >= weights_done + 500;
+    }
+    EXPECT_EQ(mmads_after, 4) << "the weights' last load ends at cycle " << weights_done;
+
+    static ArchSpec keep = load_arch("ascend-like");
+    PassOptions opt;
+    opt.stop_after = "insert_sync";
+    HalidePipeline p = build_halide_pipeline("conv2d_q8", kConvQ8);
+    const nir::NpuModule synced = build_npu(p, spec, keep, opt).backend.module;
+    EXPECT_EQ(drop_each_ring_flag(synced), 6);
+}
+
 // The first panel of a reloaded ring (gemm_q8's B panel, 4 pieces of 32 KiB,
 // ascend_fix.json) is loaded piece by piece, each piece as the first tile's
 // reader starts on it. So the first product needs piece 0, the first A tile,
