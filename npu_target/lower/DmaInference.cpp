@@ -33,15 +33,6 @@ LoopNest walk_loop_nest(const Stmt &body) {
     return n;
 }
 
-namespace {
-
-struct LinearTerm {
-    Expr atom; // undefined: the constant term
-    int64_t coef = 0;
-};
-
-// e * scale as a sum of terms: sums, differences and products by constants are
-// expanded; anything else is an atom.
 void linear_terms(const Expr &e, int64_t scale, std::vector<LinearTerm> &out) {
     if (const Add *a = e.as<Add>()) {
         linear_terms(a->a, scale, out);
@@ -59,7 +50,15 @@ void linear_terms(const Expr &e, int64_t scale, std::vector<LinearTerm> &out) {
     }
 }
 
-} // namespace
+Expr sum_of_terms(const std::vector<LinearTerm> &terms, const Type &t) {
+    Expr sum;
+    for (const LinearTerm &term : terms) {
+        Expr c = make_const(t, term.coef);
+        Expr x = !term.atom.defined() ? c : term.coef == 1 ? term.atom : term.atom * c;
+        sum = sum.defined() ? sum + x : x;
+    }
+    return sum.defined() ? sum : make_zero(t);
+}
 
 Expr join_div_mod(const Expr &index) {
     std::vector<LinearTerm> terms;
@@ -87,12 +86,7 @@ Expr join_div_mod(const Expr &index) {
     if (!joined) {
         return index;
     }
-    Expr sum = make_zero(index.type());
-    for (const LinearTerm &t : terms) {
-        Expr c = make_const(index.type(), t.coef);
-        sum = sum + (t.atom.defined() ? t.atom * c : c);
-    }
-    return simplify(sum);
+    return simplify(sum_of_terms(terms, index.type()));
 }
 
 std::optional<CopyPattern> match_copy(const Stmt &body, std::string *reason) {

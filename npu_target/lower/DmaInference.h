@@ -49,6 +49,17 @@ struct LoopNest {
 };
 LoopNest walk_loop_nest(const Halide::Internal::Stmt &s);
 
+/** A term of a linear combination: `coef * atom` (atom undefined: the constant `coef`). */
+struct LinearTerm {
+    Halide::Expr atom;
+    int64_t coef = 0;
+};
+/** `e * scale` as a sum of terms: sums, differences and products by constants are
+ * expanded; anything else (a variable, a division, a modulo, ...) is an atom. */
+void linear_terms(const Halide::Expr &e, int64_t scale, std::vector<LinearTerm> &out);
+/** The sum of `terms` in their order (left-nested), of type `t`; 0 when empty. */
+Halide::Expr sum_of_terms(const std::vector<LinearTerm> &terms, const Halide::Type &t);
+
 /** `index` with every pair of terms `s * (e1 % c) + (s * c) * (e2 / c)` (c a positive
  * constant, e1 - e2 a multiple of c) replaced by `s * e2`, which it equals (Halide's
  * division and modulo are Euclidean): an index into a buffer read through a

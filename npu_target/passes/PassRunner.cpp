@@ -2,6 +2,7 @@
 
 #include "npu_target/common/Error.h"
 #include "npu_target/lower/FoldVectorLoops.h"
+#include "npu_target/lower/HoistAddresses.h"
 #include "npu_target/lower/InferDma.h"
 #include "npu_target/lower/PlaceBuffers.h"
 #include "npu_target/lower/SelectVectorOps.h"
@@ -53,6 +54,7 @@ const std::vector<Pass> &pass_table() {
         {{"insert_buffer_credits", "multi-buffered copies: flags as credits so the writer runs ahead"}, insert_buffer_credits},
         {{"insert_sync", "set_flag/wait_flag and barriers for every cross-pipe dependency"}, insert_sync},
         {{"check_hazards", "every cross-pipe RAW/WAR/WAW is ordered by the syncs in the IR, else the compile fails"}, check_hazards},
+        {{"hoist_addresses", "the loop-invariant part of each NPU operation's index is computed once before the loop", true}, hoist_addresses},
     };
     return table;
 }

@@ -26,13 +26,18 @@ using namespace tessel::test;
 
 namespace {
 
-void both_forms_bit_identical(const std::string &dtype) {
-    const uint64_t seed = fresh_seed();
-    // 14 rows: two bands of 7 (the schedule's split); W = 6 (input rows 8 wide).
+// The vector form's and the matrix form's parameters: 14 rows (two bands of 7,
+// the schedule's split), W = 6 (input rows 8 wide), 32 channels (2 groups).
+std::pair<ParamMap, ParamMap> both_forms(const std::string &dtype) {
     ParamMap given{{"H", "14"}, {"W", "6"}, {"C", "32"}, {"K", "3"}, {"dtype", dtype}};
     ParamMap plain_p = resolve_params(find_generator("depthwise"), given);
     given["form"] = "matrix";
-    ParamMap matrix_p = resolve_params(find_generator("depthwise"), given);
+    return {plain_p, resolve_params(find_generator("depthwise"), given)};
+}
+
+void both_forms_bit_identical(const std::string &dtype) {
+    const uint64_t seed = fresh_seed();
+    auto [plain_p, matrix_p] = both_forms(dtype);
 
     HalidePipeline plain = build_reference_pipeline("depthwise", plain_p);
     std::vector<Tensor> inputs = make_random_inputs(plain, seed);
@@ -66,6 +71,37 @@ void both_forms_bit_identical(const std::string &dtype) {
             EXPECT_EQ(i.m, 54);
         }
     }
+}
+
+// hoist_addresses: the tap loops' MMAD addresses are computed from lets before
+// the loops (the group's copy index, the group's filter block), not from
+// scratch before every MMAD; the same program otherwise. Fails without the pass
+// (no fewer scalar instructions; skipping an unknown pass is an error).
+TEST(DepthwiseForms, HoistedAddressesCutTheScalarWorkPerMmad) {
+    const uint64_t seed = fresh_seed();
+    auto [plain_p, matrix_p] = both_forms("fp16");
+    HalidePipeline plain = build_reference_pipeline("depthwise", plain_p);
+    std::vector<Tensor> inputs = make_random_inputs(plain, seed);
+    std::vector<Tensor> want = run_on_cpu(plain, inputs);
+    ArchSpec arch = load_arch("ascend-like");
+    uint64_t scalar[2] = {0, 0};
+    for (int hoist = 0; hoist < 2; hoist++) {
+        PassOptions opt;
+        if (!hoist) {
+            opt.skip = {"hoist_addresses"};
+        }
+        HalidePipeline p = build_halide_pipeline("depthwise", matrix_p);
+        NpuBuild b = build_npu(p, sample_schedule("depthwise/schedules/ascend_matrix.json"), arch, opt);
+        NpuRunResult out = run_npu_program(b, arch, inputs);
+        Comparison c = compare(out.outputs[0], want[0], 0, 0);
+        EXPECT_EQ(c.mismatches, 0) << "seed " << seed << (hoist ? "" : ", hoist_addresses skipped") << ": " << c.message;
+        for (const auto &e : out.report.trace) {
+            scalar[hoist] += e.pipe == "S";
+        }
+    }
+    // 36 MMADs (each band's first tap has no loop around it); measured 837 -> 681.
+    EXPECT_LT(scalar[1] + 36 * 3, scalar[0]) << "scalar instructions with the pass " << scalar[1] << ", without "
+                                              << scalar[0];
 }
 
 TEST(DepthwiseForms, MatrixFormIsBitIdenticalFp16) { both_forms_bit_identical("fp16"); }
