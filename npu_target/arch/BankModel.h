@@ -21,11 +21,14 @@ struct BankAccess {
     int64_t row_stride = 0;
     int esz = 1;
     bool write = false;
-    /** A reduction's destination (one element per row, VREDSUM/VREDMAX): the
-     * sum or maximum is carried in the unit across the row's repeats and
-     * stored once, so the operand is accessed (its element 0 of the row) only
-     * by the repeat that holds element `row_result_at` of the row, the row's
-     * last one (count - 1). -1: an ordinary operand, accessed every repeat. */
+    /** An operand accessed once per row (its element 0 of the row), by the
+     * repeat that holds element `row_result_at` of the row:
+     * - a reduction's destination (VREDSUM/VREDMAX): the sum or maximum is
+     *   carried in the unit across the row's repeats and stored once, in the
+     *   row's last repeat (count - 1);
+     * - a row-scalar op's b (VADDRS ...): fetched once, in the row's first
+     *   repeat (0), and held in the unit for the row.
+     * -1: an ordinary operand, accessed every repeat. */
     int64_t row_result_at = -1;
 };
 

@@ -4,7 +4,9 @@
 #include "npu_target/arch/ArchSpec.h"
 #include "npu_target/common/Error.h"
 
+#include <algorithm>
 #include <array>
+#include <memory>
 #include <sstream>
 
 namespace tessel::isa {
@@ -53,6 +55,15 @@ OpInfo scalar(Op op, const char *m, uint8_t code, std::vector<Operand> ops, cons
 }
 OpInfo vec(Op op, const char *m, uint8_t code, std::vector<Operand> ops, const char *key, const char *sem) {
     return {op, m, code, Unit::Vector, PipeRule::Fixed, Pipe::V, std::move(ops), kVecCost, sem, key};
+}
+
+// The semantics text of a row-scalar op (VADDRS ...): strings live as long as the table.
+const char *kRowScalar(const char *what) {
+    static std::vector<std::unique_ptr<std::string>> texts;
+    texts.push_back(std::make_unique<std::string>(
+        std::string(what) + " with b[row] = the element at rc + row * rs2 (one per row; s2 must be 0), read by "
+                            "the unit once per row, in the row's first repeat"));
+    return texts.back()->c_str();
 }
 
 std::vector<OpInfo> build_table() {
@@ -176,6 +187,16 @@ std::vector<OpInfo> build_table() {
         vec(Op::VREDSUM, "vredsum", 0x65, vec_unary(), "redsum",
             "d[row] = sum of a over the row's count elements (floats: sequential fp32 accumulation)"),
         vec(Op::VREDMAX, "vredmax", 0x66, vec_unary(), "redmax", "d[row] = max of a over the row"),
+        // Row-scalar forms: b is one element per row (a per-row mean, maximum,
+        // 1/std...), fetched by the vector unit once, in the row's first repeat,
+        // and held for the row's repeats (as a reduction holds its sum), where
+        // VADD/VSUB/... with b at element stride 0 read its block in every repeat.
+        vec(Op::VADDRS, "vaddrs", 0x69, vec_binary(), "add", kRowScalar("d = a + b[row]")),
+        vec(Op::VSUBRS, "vsubrs", 0x6a, vec_binary(), "sub", kRowScalar("d = a - b[row]")),
+        vec(Op::VMULRS, "vmulrs", 0x6b, vec_binary(), "mul", kRowScalar("d = a * b[row]")),
+        vec(Op::VDIVRS, "vdivrs", 0x6c, vec_binary(), "div", kRowScalar("d = a / b[row] (integers: as vdiv)")),
+        vec(Op::VMAXRS, "vmaxrs", 0x6d, vec_binary(), "max", kRowScalar("d = max(a, b[row])")),
+        vec(Op::VMINRS, "vminrs", 0x6e, vec_binary(), "min", kRowScalar("d = min(a, b[row])")),
         vec(Op::VREQUANT, "vrequant", 0x67,
             {kDt, kDt2, reg(Field::Ra, "d address"), reg(Field::Rb, "a address"), kCount, kRows, kStride,
              kRowStride, fld(Field::Aux, 1, "shift (0..31)"), imm(4, "multiplier | zero point << 16")},
@@ -331,11 +352,23 @@ const std::vector<std::string> &dma_transform_names() {
     return v;
 }
 
+Op row_scalar_base(Op op) {
+    switch (op) {
+    case Op::VADDRS: return Op::VADD;
+    case Op::VSUBRS: return Op::VSUB;
+    case Op::VMULRS: return Op::VMUL;
+    case Op::VDIVRS: return Op::VDIV;
+    case Op::VMAXRS: return Op::VMAX;
+    case Op::VMINRS: return Op::VMIN;
+    default: return Op::NUM_OPS;
+    }
+}
+
 const std::vector<std::string> &vector_cost_keys() {
     static const std::vector<std::string> v = [] {
         std::vector<std::string> k = {"default"};
         for (const auto &o : all_ops()) {
-            if (o.unit == Unit::Vector) {
+            if (o.unit == Unit::Vector && std::find(k.begin(), k.end(), o.cost_key) == k.end()) {
                 k.push_back(o.cost_key);
             }
         }

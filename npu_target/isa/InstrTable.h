@@ -103,6 +103,11 @@ const std::vector<std::string> &dma_transform_names();
  * vector op's cost_key. */
 const std::vector<std::string> &vector_cost_keys();
 
+/** The row-scalar vector forms (VADDRS, VSUBRS, VMULRS, VDIVRS, VMAXRS, VMINRS:
+ * d = a op b[row], b fetched once per row) -> their element-wise op (VADD ...),
+ * which computes the same with b at element stride 0; NUM_OPS for any other op. */
+Op row_scalar_base(Op op);
+
 /** The pipe an instruction queues on (resolving engine/flag pipes). Throws
  * UserError for an engine index the arch does not have. */
 Pipe instr_pipe(const Instr &i, const ArchSpec &arch);

@@ -61,6 +61,7 @@ enum class Op : uint8_t {
     VCMPSEL,                                 // d = (a cmp b) ? a : b ... see table (cmp in aux)
     VDUP,                                    // d = scalar (register rb)
     VREDSUM, VREDMAX,                        // d[0] = reduce(a) over the row (per row for rows > 1)
+    VADDRS, VSUBRS, VMULRS, VDIVRS, VMAXRS, VMINRS, // d = a op b[row]: b one element per row, fetched once per row
     VREQUANT,                                // int32 -> int8/uint8: sat(round_half_away((a*mult) >> shift)) + zp
     // ---- matrix unit (pipe M) ----
     MMAD,   // C[m x n] (+)= A[m x k] * B[k x n], row-major tiles in the matrix operand levels

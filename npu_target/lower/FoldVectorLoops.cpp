@@ -1,6 +1,7 @@
 #include "npu_target/lower/FoldVectorLoops.h"
 
 #include "npu_target/common/Error.h"
+#include "npu_target/isa/InstrTable.h"
 
 #include <set>
 
@@ -425,6 +426,60 @@ void rows_as_elements(nir::VecOp &v) {
         v.stride[i] = v.row_stride[i];
         v.row_stride[i] = 0;
     }
+    if (isa::row_scalar_base(v.op) != isa::Op::NUM_OPS && v.stride[2] != 0) {
+        v.op = isa::row_scalar_base(v.op); // b now moves with the elements: the element-wise form
+    }
+}
+
+bool use_row_scalar_form(nir::VecOp &v) {
+    auto rop_of = [](isa::Op op) {
+        for (isa::Op r : {isa::Op::VADDRS, isa::Op::VSUBRS, isa::Op::VMULRS, isa::Op::VDIVRS, isa::Op::VMAXRS,
+                          isa::Op::VMINRS}) {
+            if (isa::row_scalar_base(r) == op) {
+                return r;
+            }
+        }
+        return isa::Op::NUM_OPS;
+    };
+    const isa::Op rop = rop_of(v.op);
+    // (A destination in b's buffer is left alone: b read once per row would
+    // not see a write of the row to its element, which the element-wise form
+    // reads back.)
+    if (rop == isa::Op::NUM_OPS || v.a.buffer.empty() || v.b.buffer.empty() || v.stride[0] == 0 ||
+        v.dst.buffer == v.b.buffer) {
+        return false;
+    }
+    const bool commutes = v.op == isa::Op::VADD || v.op == isa::Op::VMUL || v.op == isa::Op::VMAX ||
+                          v.op == isa::Op::VMIN;
+    if (commutes && v.stride[1] == 0 && v.stride[2] != 0) {
+        std::swap(v.a, v.b);
+        std::swap(v.stride[1], v.stride[2]);
+        std::swap(v.row_stride[1], v.row_stride[2]);
+    }
+    if (v.stride[2] != 0 || v.stride[1] == 0) {
+        return false;
+    }
+    v.op = rop;
+    return true;
+}
+
+namespace {
+class RowScalarForms : public IRMutator {
+    using IRMutator::visit;
+    Stmt visit(const Evaluate *op) override {
+        auto v = nir::as_vec(Stmt(op));
+        if (v && use_row_scalar_form(*v)) {
+            return v->make();
+        }
+        return op;
+    }
+};
+} // namespace
+
+nir::NpuModule row_scalar_forms(const nir::NpuModule &m) {
+    nir::NpuModule r = m;
+    r.body = RowScalarForms().mutate(m.body);
+    return r;
 }
 
 nir::NpuModule fold_vector_loops(const nir::NpuModule &m) {

@@ -25,6 +25,17 @@ nir::NpuModule fold_vector_loops(const nir::NpuModule &m);
  * `rows` elements (one repeat instead of one per row); others are unchanged. */
 void rows_as_elements(nir::VecOp &v);
 
+/** row_scalar_forms: a VADD/VSUB/VMUL/VDIV/VMAX/VMIN whose b is read at element
+ * stride 0 (one value per row: a row's mean, maximum, 1/std) and whose a is a
+ * full operand becomes the row-scalar form (VADDRS ...; a commutative op with
+ * the per-row value in a swaps a and b first), which fetches b once per row
+ * instead of in every repeat of the row (docs/isa.md). Same results; on a
+ * banked level the per-row value's block no longer meets the full operands'
+ * blocks in every other repeat of a row longer than one repeat. */
+nir::NpuModule row_scalar_forms(const nir::NpuModule &m);
+/** The rewrite of one operation; false (unchanged) when it does not apply. */
+bool use_row_scalar_form(nir::VecOp &v);
+
 } // namespace tessel
 
 #endif

@@ -447,6 +447,26 @@ private:
             push(v);
             return;
         }
+        // 1 / sqrt(x) in fp32 (LayerNorm's 1 / std): one VRSQRT, which is
+        // 1.0f / sqrtf(x) with the same two roundings (docs/isa-semantics.md),
+        // not a VSQRT, a VDUP of 1 and a VDIV.
+        if (const Div *x = e.as<Div>(); x && t.element_of() == Float(32) && is_const_one(x->a)) {
+            const Call *c = x->b.as<Call>();
+            if (c && c->name == "sqrt_f32" && c->args.size() == 1) {
+                Operand oa;
+                if (into_dst(c->args[0], e, dst)) {
+                    emit(c->args[0], dst);
+                    oa = *dst;
+                } else {
+                    oa = vector_operand(c->args[0]);
+                }
+                nir::VecOp v = base(Op::VRSQRT, t, *dst);
+                v.a = oa.ref;
+                v.stride[1] = oa.stride;
+                push(v);
+                return;
+            }
+        }
         // An integer division by 2^k (Halide's floor division; a shift by a
         // constant is simplified into one) is one shift by k, not a VDIV.
         if (const Div *x = e.as<Div>(); x && t.is_int_or_uint()) {

@@ -1,6 +1,7 @@
 #include "npu_target/passes/BankPlacement.h"
 
 #include "npu_target/arch/BankModel.h"
+#include "npu_target/isa/InstrTable.h"
 #include "npu_target/passes/AllocateBuffers.h"
 
 #include <algorithm>
@@ -97,6 +98,9 @@ private:
                     o.offset = *idx * bit->second.type.bytes();
                     o.access.stride = (i == 0 && reduce) ? 0 : v.stride[i];
                     o.access.row_result_at = (i == 0 && reduce) ? v.n - 1 : -1;
+                    if (i == 2 && isa::row_scalar_base(v.op) != isa::Op::NUM_OPS) {
+                        o.access.row_result_at = 0; // a row-scalar op's b: read once per row
+                    }
                     o.access.row_stride = v.row_stride[i];
                     o.access.esz = i == 0 ? esz_d : esz_a;
                     o.access.write = i == 0;

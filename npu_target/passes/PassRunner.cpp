@@ -44,6 +44,7 @@ const std::vector<Pass> &pass_table() {
         {{"select_vector_ops", "vector stores in the vector level become vector-unit operations"}, select_vector_ops},
         {{"fold_vector_loops", "loops around vector operations become the operations' repeat count"}, fold_vector_loops},
         {{"uniform_rows", "a vector-level buffer whose rows of G elements provably hold G equal values (a Tuple's per-row value repeated along a dimension) is kept as one element per row, and its operations compute one", true}, uniform_rows},
+        {{"row_scalar_forms", "a per-row value read at element stride 0 against a full operand: the row-scalar form (VADDRS, VSUBRS, VMULRS ...), which fetches it once per row, not in every repeat", true}, row_scalar_forms},
         {{"multi_buffer", "buffers=N: N copies rotating with the loop they are staged at"}, multi_buffer},
         {{"ring_panels", "single-copy panels reloaded per loop iteration: pieces in a ring of slots, the next panel's loaded during this one", true}, ring_panels},
         {{"defer_tail", "a loop body's vector tail that waits for another pipe runs one iteration later, overlapping that pipe's work of the next iteration", true}, defer_tail},

@@ -8,6 +8,7 @@
 // nearest even when stored.
 
 #include "npu_target/arch/BankModel.h"
+#include "npu_target/isa/InstrTable.h"
 #include "npu_target/sim/Elements.h"
 #include "npu_target/sim/Machine.h"
 
@@ -232,6 +233,14 @@ uint64_t Machine::exec_vector(Core &c, const isa::Instr &in, const Queued &q, Ra
                        op == Op::VABS || op == Op::VMOV || op == Op::VCAST || op == Op::VREDSUM ||
                        op == Op::VREDMAX || op == Op::VREQUANT;
     const bool reduce = op == Op::VREDSUM || op == Op::VREDMAX;
+    // A row-scalar form computes its element-wise op with b at element stride 0;
+    // only its bank accesses differ (b read once per row, below).
+    const Op row_base = isa::row_scalar_base(op);
+    const bool row_scalar = row_base != Op::NUM_OPS;
+    if (row_scalar && in.stride[2] != 0) {
+        throw SimError(tag() + ": " + op_mnemonic(op) + " reads b once per row: its element stride s2 must be 0, got " +
+                       std::to_string(in.stride[2]));
+    }
     DType dt_d = (op == Op::VCAST || op == Op::VREQUANT) ? in.dtype2 : in.dtype;
     DType dt_a = in.dtype;
     if (op == Op::VREQUANT && in.dtype != DType::Int32) {
@@ -310,9 +319,22 @@ uint64_t Machine::exec_vector(Core &c, const isa::Instr &in, const Queued &q, Ra
         } else {
             const Opnd &a = op == Op::VDUP ? o[0] : o[1];
             const Opnd &b = (!scalar_op && !unary && op != Op::VDUP) ? o[2] : a;
-            dispatch_dtype(in.dtype, [&](auto tc) {
-                vector_same_type<decltype(tc)::value>(op, in.aux, o[0], a, b, q.rb, rows, n, tag);
-            });
+            if (row_scalar) {
+                // b[row] is fetched once, before the row's elements are computed.
+                for (int r = 0; r < rows; ++r) {
+                    uint8_t held[8];
+                    std::memcpy(held, o[2].at(r, 0), static_cast<size_t>(o[2].esz));
+                    const Opnd dr{o[0].at(r, 0), o[0].s, 0, o[0].esz}, ar{o[1].at(r, 0), o[1].s, 0, o[1].esz};
+                    const Opnd br{held, 0, 0, o[2].esz};
+                    dispatch_dtype(in.dtype, [&](auto tc) {
+                        vector_same_type<decltype(tc)::value>(row_base, in.aux, dr, ar, br, q.rb, 1, n, tag);
+                    });
+                }
+            } else {
+                dispatch_dtype(in.dtype, [&](auto tc) {
+                    vector_same_type<decltype(tc)::value>(op, in.aux, o[0], a, b, q.rb, rows, n, tag);
+                });
+            }
         }
     }
 
@@ -335,6 +357,9 @@ uint64_t Machine::exec_vector(Core &c, const isa::Instr &in, const Queued &q, Ra
             if (reduce && i == 0) {
                 bo[i].stride = 0;
                 bo[i].row_result_at = n - 1; // stored once per row (docs/simulator.md "Bank model")
+            }
+            if (row_scalar && i == 2) {
+                bo[i].row_result_at = 0; // b fetched once per row, in its first repeat
             }
         }
         // Reads first, then the write (the order changes nothing but keeps dedup simple).

@@ -18,7 +18,7 @@ public:
     Output<Buffer<>> out{"out", 2};
 
     Type t;
-    Func mean{"mean"}, var{"var"}, centered{"centered"}, norm{"norm"};
+    Func mean{"mean"}, var{"var"}, centered{"centered"}, inv{"inv"}, norm{"norm"};
 
     void configure() {
         t = tessel::halide_type(tessel::parse_dtype_param(dtype, "dtype"));
@@ -42,11 +42,14 @@ public:
         centered(x, y) = cast<float>((*in)(x, y)) - mean(y) / n;
         var(y) = 0.0f;
         var(y) += centered(r, y) * centered(r, y);
-        Expr inv = 1.0f / sqrt(var(y) / n + 1e-5f);
+        // inv is 1 / std per row: a schedule that computes it (compute_at +
+        // vectorize across a band of rows) evaluates it once per row, not once
+        // per vector instruction of norm; unscheduled it is inlined as before.
+        inv(y) = 1.0f / sqrt(var(y) / n + 1e-5f);
         // norm is the result in the output type; out a plain copy of it, so that a
         // schedule computes norm per tile in the vector unit's level and the copy
         // becomes one DMA to GM.
-        norm(x, y) = cast(t, centered(x, y) * inv * cast<float>((*gamma)(x)) + cast<float>((*beta)(x)));
+        norm(x, y) = cast(t, centered(x, y) * inv(y) * cast<float>((*gamma)(x)) + cast<float>((*beta)(x)));
         out(x, y) = norm(x, y);
         in->set_estimates({{0, COLS}, {0, ROWS}});
         gamma->set_estimates({{0, COLS}});

@@ -431,12 +431,12 @@ TEST(LayerNormAscend, AtomicStatisticsOnTheVectorUnit) {
     EXPECT_EQ(r.cmp.mismatches, 0) << failure(r);
     EXPECT_EQ(executed_rows(r, isa::Op::VREDSUM), 64u) << "mean and variance, one per row\n" << failure(r);
     // The per-row scalars mean / n and 1 / sqrt(var / n + eps) are computed
-    // by vector operations (read back with element stride 0), not by the
-    // scalar unit: VSQRT runs once per row (32 fp32 results), in folded
-    // instructions whose rows are contiguous, so several rows per repeat.
-    EXPECT_EQ(executed_bytes(r, isa::Op::VSQRT), 32u * 4) << failure(r);
-    EXPECT_LT(executed_rows(r, isa::Op::VSQRT), 32u) << "one repeat covers several rows' values\n" << failure(r);
-    EXPECT_LT(executed(r, isa::Op::VSQRT), 32u) << "the norm row loop should fold\n" << failure(r);
+    // by vector operations (read back once per row by the row-scalar forms), not
+    // by the scalar unit: 1 / sqrt is one VRSQRT per row (32 fp32 results), in
+    // folded instructions whose rows are contiguous, so several rows per repeat.
+    EXPECT_EQ(executed_bytes(r, isa::Op::VRSQRT), 32u * 4) << failure(r);
+    EXPECT_LT(executed_rows(r, isa::Op::VRSQRT), 32u) << "one repeat covers several rows' values\n" << failure(r);
+    EXPECT_LT(executed(r, isa::Op::VRSQRT), 32u) << "the norm row loop should fold\n" << failure(r);
     EXPECT_FALSE(mentions_scalar_func(r, "var") &&
                  std::any_of(r.backend.diagnostics.begin(), r.backend.diagnostics.end(),
                              [](const BackendDiagnostic &d) { return d.message.find("runs as scalar code") != std::string::npos; }))

@@ -142,6 +142,12 @@ struct ProgramBuilder {
 };
 
 /** The busy interval of the first traced instruction with this op. */
+/** The ascend-like preset, loaded once. */
+inline const ArchSpec &ascend_like() {
+    static const ArchSpec a = load_arch("ascend-like");
+    return a;
+}
+
 inline uint64_t traced_cycles(const sim::SimReport &r, Op op) {
     for (const auto &e : r.trace) {
         if (e.op == op) {
