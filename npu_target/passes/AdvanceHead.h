@@ -19,11 +19,16 @@
 // for the probabilities, and the scores are in UB when the vector unit
 // finishes block t.
 //
+// The head may follow a run of vector operations that touch nothing it reads
+// or writes (attention's tile loop: the VDUPs that start the running state,
+// then the first key block's score product, which the block loop's own
+// advance put before it); that run stays at the top of the body.
+//
 // A loop qualifies when its body has vector operations, the head's operations are single DMAs and MMADs (not
-// in an inner loop or a branch), the buffers they write are single-copy, only
-// the head writes them and nothing after the loop reads them (their
-// allocations move out of the loop), what they read nothing in the body
-// writes, and they use no variable bound in the body but the loop's. Runs
+// in an inner loop or a branch), the buffers they write are single-copy, nothing
+// after the insertion point writes what they read or write, nothing after the
+// loop reads what they write (their allocations move out of the loop), and
+// they use no variable bound in the body but the loop's. Runs
 // after defer_tail, before allocate_buffers and insert_sync.
 
 #include "npu_target/ir/NpuIR.h"

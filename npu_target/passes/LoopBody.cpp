@@ -68,6 +68,28 @@ void Leaves::visit(const Load *op) {
     IRVisitor::visit(op);
 }
 
+int occurrences(const Stmt &s, const IRNode *node) {
+    struct Count : public IRVisitor {
+        const IRNode *node;
+        int n = 0;
+        using IRVisitor::visit;
+        void visit(const Evaluate *op) override { n += op == node; }
+        void visit(const Store *op) override { n += op == node; }
+        void visit(const Free *op) override { n += op == node; }
+        void visit(const For *op) override {
+            n += op == node;
+            IRVisitor::visit(op);
+        }
+        void visit(const IfThenElse *op) override {
+            n += op == node;
+            IRVisitor::visit(op);
+        }
+    } c;
+    c.node = node;
+    s.accept(&c);
+    return c.n;
+}
+
 bool single_copy_scratch(const nir::NpuModule &m, const std::string &buf) {
     auto it = m.buffers.find(buf);
     return it != m.buffers.end() && !it->second.is_arg && it->second.buffers == 1 && it->second.pieces.count <= 1;

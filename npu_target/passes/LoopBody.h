@@ -55,6 +55,11 @@ private:
  * argument), one copy (not multi-buffered) and not a ring panel's pieces. */
 bool single_copy_scratch(const nir::NpuModule &m, const std::string &buf);
 
+/** How often a statement node (an operation, loop, branch or free) occurs in
+ * `s`: Halide shares equal subtrees, so a statement copied into two places
+ * without change is one node, and replacing it by identity changes both. */
+int occurrences(const Halide::Internal::Stmt &s, const Halide::Internal::IRNode *node);
+
 /** Replaces one statement node (by identity). */
 class Replace : public Halide::Internal::IRMutator {
 public:

@@ -6,6 +6,7 @@
 // vector work. Each case runs the same schedule and seed with the pass and
 // with --skip-pass advance_head: both verify against Halide's CPU result
 // (random inputs, output poisoned first) and compile through check_hazards.
+#include "npu_target/isa/InstrTable.h"
 #include "tests/backend/NpuHarness.h"
 
 #include <gtest/gtest.h>
@@ -31,8 +32,10 @@ TEST(AdvanceHead, AttentionScoresOneBlockAhead) {
     EXPECT_EQ(p.with.cmp.mismatches, 0) << failure(p.with);
     EXPECT_EQ(p.without.cmp.mismatches, 0) << failure(p.without);
     // The score product of the first block before the loop, of the next one
-    // in it (the output product in the loop and after it, by defer_tail).
-    EXPECT_EQ(mmads(p.with), 4);
+    // in it (the output product in the loop and after it, by defer_tail); the
+    // tile loop's head (the first score product of the next tile) is
+    // advanced too: one more copy of it, in the tile loop after the block loop.
+    EXPECT_EQ(mmads(p.with), 5);
     EXPECT_EQ(mmads(p.without), 3);
     EXPECT_LT(p.with.report.cycles, p.without.report.cycles)
         << "with " << p.with.report.cycles << ", without " << p.without.report.cycles;
@@ -60,6 +63,41 @@ TEST(AdvanceHead, QueriesStagedOncePerTile) {
     NpuRun r = run_npu("attention", {{"S", "128"}, {"L", "1024"}, {"D", "64"}, {"BK", "256"}}, spec, "ascend-like", seed,
                        1e-3, 1e-3);
     EXPECT_EQ(r.cmp.mismatches, 0) << failure(r);
+}
+
+// The tile loop's body starts with the vector unit's initialisation of the
+// running state (three VDUPs) before the first key block's score product; the
+// head after that prefix is advanced into the previous tile, after its block
+// loop, its deferred output product and the state update that reads it, so
+// the vector unit finds the next tile's scores in UB. Before, the prefix made
+// the loop not qualify and the vector unit waited for the whole chain (K and
+// Q L1 -> L0, MMAD, L0C -> UB) at the start of every tile.
+TEST(AdvanceHead, NextTileScoresDuringThisTile) {
+    // Four 64-query tiles of two key blocks.
+    const ParamMap params{{"S", "256"}, {"L", "512"}, {"D", "64"}, {"BK", "256"}};
+    NpuRun r = run_npu("attention", params, sample_schedule("attention/schedules/ascend_flash_bk256.json"), "ascend-like",
+                       fresh_seed(), 1e-3, 1e-3);
+    ASSERT_EQ(r.cmp.mismatches, 0) << failure(r);
+    // In program order, the next tile's score product is an MMAD with n = 256 (keys)
+    // issued after the last block's output product
+    // (n = 64) and before the tile's division by the row sums (VDIV, or its
+    // row-scalar form VDIVRS).
+    const auto &code = r.backend.program.code;
+    int last_div = -1, next_scores = -1, last_out = -1;
+    for (int i = 0; i < static_cast<int>(code.size()); i++) {
+        if (code[i].op == isa::Op::VDIV || isa::row_scalar_base(code[i].op) == isa::Op::VDIV) {
+            last_div = i;
+        }
+        if (code[i].op == isa::Op::MMAD && code[i].n == 64) {
+            last_out = i;
+        }
+        if (code[i].op == isa::Op::MMAD && code[i].n == 256 && last_out >= 0) {
+            next_scores = i;
+        }
+    }
+    ASSERT_GE(last_div, 0);
+    EXPECT_GT(next_scores, last_out) << "no score product after the last block's output product";
+    EXPECT_LT(next_scores, last_div) << "the next tile's score product is not issued before this tile's division";
 }
 
 TEST(AdvanceHead, SoftmaxUnchanged) {
