@@ -27,6 +27,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace tessel::nir {
@@ -169,6 +170,12 @@ struct NpuModule {
     std::map<std::string, int64_t> level_peak_bytes; // set by allocate_buffers
     std::string overflow_message;          // set by allocate_buffers when a buffer does not fit
     int cores = 1;                         // set by split_cores
+    // Set by insert_sync for early_sets (which runs right after it): each
+    // generic SET_FLAG of the body with the operation its wait depends on.
+    std::vector<std::pair<Stmt, Stmt>> set_anchors;
+    // Flags (src, dst, event) whose set early_sets moved to right after that
+    // operation; check_hazards replays them by position.
+    std::set<std::tuple<isa::Pipe, isa::Pipe, int>> early_flags;
 
     uint32_t provenance_id(const std::string &func, const std::string &loop);
     const BufferInfo &buffer(const std::string &name) const; // internal error if absent

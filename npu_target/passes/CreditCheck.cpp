@@ -113,6 +113,9 @@ std::vector<std::string> credit_protocol_violations(const nir::NpuModule &m) {
             int first_write = -1, last_read = -1, wait_at = -1, set_at = -1, event = -1, waits = 0, sets = 0;
             for (size_t i = 0; i < parts.size(); i++) {
                 auto so = nir::as_sync(parts[i]);
+                if (so && m.early_flags.count({so->src, so->dst, so->event})) {
+                    so.reset(); // an ordering early_sets moved, not a credit
+                }
                 if (so && so->src == R && so->dst == W && so->event >= 1) {
                     if (so->op == Op::WAIT_FLAG) {
                         waits++;

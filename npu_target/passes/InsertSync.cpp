@@ -120,6 +120,7 @@ nir::NpuModule insert_sync(const nir::NpuModule &m) {
     nir::NpuModule r = m;
     detail::SyncAnalysis s(r);
     r.body = s.mutate(m.body);
+    r.set_anchors = std::move(s.anchors);
     return r;
 }
 

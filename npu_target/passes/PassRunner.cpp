@@ -15,6 +15,7 @@
 #include "npu_target/passes/BufferCredits.h"
 #include "npu_target/passes/CheckHazards.h"
 #include "npu_target/passes/DeferTail.h"
+#include "npu_target/passes/EarlySets.h"
 #include "npu_target/passes/InsertSync.h"
 #include "npu_target/passes/MultiBuffer.h"
 #include "npu_target/passes/RingPanels.h"
@@ -54,6 +55,7 @@ const std::vector<Pass> &pass_table() {
         {{"bank_placement", "allocates again, each vector-level buffer started where its vector operations conflict least on the banks", true}, bank_placement},
         {{"insert_buffer_credits", "multi-buffered copies: flags as credits so the writer runs ahead"}, insert_buffer_credits},
         {{"insert_sync", "set_flag/wait_flag and barriers for every cross-pipe dependency"}, insert_sync},
+        {{"early_sets", "a flag's set moves from the consumer to right after the operation the wait depends on, with its own event id, so the consumer does not wait for what the source pipe was given later", true}, early_sets},
         {{"check_hazards", "every cross-pipe RAW/WAR/WAW is ordered by the syncs in the IR, else the compile fails"}, check_hazards},
         {{"hoist_addresses", "the loop-invariant part of each NPU operation's index is computed once before the loop", true}, hoist_addresses},
     };

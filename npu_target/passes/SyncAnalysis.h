@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace tessel::detail {
@@ -49,6 +50,12 @@ inline void append(std::vector<std::string> &to, const std::vector<std::string> 
 struct Pending {
     bool read = false, write = false;
     std::set<Pipe> ordered_for; // pipes already ordered after these accesses
+    // The latest access: when the analysis met it (a clock over the accesses
+    // in visiting order; a loop body's earlier visits are earlier) and its
+    // statement (nullptr: not one operation, e.g. a panel's pieces). Where a
+    // flag's set can go (early_sets); not part of the state's identity.
+    uint64_t stamp = 0;
+    const Halide::Internal::IRNode *leaf = nullptr;
     bool operator==(const Pending &o) const {
         return read == o.read && write == o.write && ordered_for == o.ordered_for;
     }
@@ -67,6 +74,10 @@ inline State merge(const State &a, const State &b) {
             Pending &q = it->second;
             q.read |= p.read;
             q.write |= p.write;
+            if (p.stamp > q.stamp) {
+                q.stamp = p.stamp;
+                q.leaf = p.leaf;
+            }
             std::set<Pipe> both;
             for (Pipe x : q.ordered_for) {
                 if (p.ordered_for.count(x)) {
@@ -89,10 +100,19 @@ public:
     // ordering is a violation.
     bool check = false;
     std::vector<std::string> violations;
+    // Emitting: each SET_FLAG of a generic pair whose ordering rests on one
+    // operation (the latest conflicting access of the source pipe) -> that
+    // operation; early_sets moves the set to right after it.
+    std::vector<std::pair<Stmt, Stmt>> anchors;
 
 private:
     const nir::NpuModule &m_;
     using IRMutator::visit;
+    uint64_t clock_ = 0;
+    const IRNode *leaf_ = nullptr; // the operation being visited
+    // Check mode: per early-set flag (src, dst, event), the clock at each set
+    // not yet consumed by a wait, in order.
+    std::map<std::tuple<Pipe, Pipe, int>, std::vector<uint64_t>> fired_;
 
     // Multi-buffered buffers are tracked per copy: "b#0" is the copy the
     // current iteration of its rotation loop uses, "b#1" the one before, ...
@@ -185,6 +205,12 @@ private:
             b = key(b);
         }
         std::set<Pipe> need;
+        struct Anchor {
+            uint64_t stamp = 0;
+            const IRNode *leaf = nullptr;
+            bool known = true;
+        };
+        std::map<Pipe, Anchor> anchor; // per source pipe: its latest conflicting access
         for (const auto &[q, bufs] : state) {
             if (q == a.pipe) {
                 continue;
@@ -201,6 +227,12 @@ private:
                 bool w = touches(a.writes);
                 if ((r && p.write) || (w && (p.read || p.write))) {
                     need.insert(q);
+                    Anchor &an = anchor[q];
+                    an.known = an.known && p.leaf;
+                    if (p.stamp >= an.stamp) {
+                        an.stamp = p.stamp;
+                        an.leaf = p.leaf;
+                    }
                     if (check && emit) {
                         violations.push_back(std::string(isa::pipe_name(a.pipe)) + (w ? " writes " : " reads ") + buf +
                                              " while an earlier " + (p.write ? "write" : "read") + " of it on " +
@@ -215,10 +247,19 @@ private:
                 syncs.push_back(nir::SyncOp{isa::Op::BARRIER, q, Pipe::S, 0}.make());
                 state.erase(q);
             } else {
-                syncs.push_back(nir::SyncOp{isa::Op::SET_FLAG, q, a.pipe, 0}.make());
+                Stmt set = nir::SyncOp{isa::Op::SET_FLAG, q, a.pipe, 0}.make();
+                syncs.push_back(set);
                 syncs.push_back(nir::SyncOp{isa::Op::WAIT_FLAG, q, a.pipe, 0}.make());
+                // Ordered: the accesses up to the latest conflicting one, where
+                // early_sets may put the set; later ones of q stay pending.
+                const Anchor &an = anchor[q];
                 for (auto &[buf, p] : state[q]) {
-                    p.ordered_for.insert(a.pipe);
+                    if (!an.known || p.stamp <= an.stamp) {
+                        p.ordered_for.insert(a.pipe);
+                    }
+                }
+                if (an.known && emit && !check) {
+                    anchors.emplace_back(set, Stmt(static_cast<const BaseStmtNode *>(an.leaf)));
                 }
             }
         }
@@ -230,6 +271,8 @@ private:
                 Pending &p = state[a.pipe][b];
                 p.read = true;
                 p.ordered_for = {a.pipe};
+                p.stamp = ++clock_;
+                p.leaf = leaf_;
             }
             for (const auto &b : a.writes) {
                 if (piece_covered(b, a.pipe, true)) {
@@ -238,6 +281,8 @@ private:
                 Pending &p = state[a.pipe][b];
                 p.write = true;
                 p.ordered_for = {a.pipe};
+                p.stamp = ++clock_;
+                p.leaf = leaf_;
             }
         }
         return syncs;
@@ -258,10 +303,28 @@ private:
 
     // Check mode: what a sync operation in the IR establishes. Generic syncs
     // (event 0) are a set immediately followed by its wait, so the wait orders
-    // the destination pipe after everything the source pipe had issued; credit
-    // flags (events >= 1) order the multi-buffered reads the state does not
-    // track (insert_buffer_credits).
+    // the destination pipe after everything the source pipe had issued. A flag
+    // early_sets moved (NpuModule::early_flags) orders what its source pipe
+    // had issued at the set: the wait takes the sets in order, each with the
+    // clock it was met at. Credit flags (other events >= 1) order the
+    // multi-buffered reads the state does not track (insert_buffer_credits).
     void apply(const nir::SyncOp &s) {
+        const auto key = std::make_tuple(s.src, s.dst, s.event);
+        if (s.event >= 1 && m_.early_flags.count(key)) {
+            std::vector<uint64_t> &fired = fired_[key];
+            if (s.op == isa::Op::SET_FLAG) {
+                fired.push_back(clock_);
+            } else if (s.op == isa::Op::WAIT_FLAG && !fired.empty()) {
+                const uint64_t at = fired.front();
+                fired.erase(fired.begin());
+                for (auto &[buf, p] : state[s.src]) {
+                    if (p.stamp <= at) {
+                        p.ordered_for.insert(s.dst);
+                    }
+                }
+            }
+            return;
+        }
         if (s.op == isa::Op::BARRIER) {
             if (s.src == Pipe::ALL) {
                 state.clear();
@@ -283,6 +346,7 @@ private:
             }
         }
         Accesses a = accesses_of(m_, op);
+        leaf_ = op;
         std::vector<Stmt> syncs;
         if (!a.scalar_reads.empty()) {
             Accesses s;
@@ -293,7 +357,10 @@ private:
         syncs.insert(syncs.end(), more.begin(), more.end());
         return with_syncs(syncs, op);
     }
-    Stmt visit(const Store *op) override { return with_syncs(order(accesses_of(m_, op)), op); }
+    Stmt visit(const Store *op) override {
+        leaf_ = op;
+        return with_syncs(order(accesses_of(m_, op)), op);
+    }
     Stmt visit(const LetStmt *op) override {
         std::vector<Stmt> syncs;
         Accesses a;
@@ -439,9 +506,13 @@ private:
         Pending &r = state[b.pieces.reader][name];
         r.read = true;
         r.ordered_for = {b.pieces.reader};
+        r.stamp = ++clock_;
+        r.leaf = nullptr;
         Pending &w = state[b.pieces.writer][name];
         w.write = true;
         w.ordered_for = {b.pieces.writer};
+        w.stamp = ++clock_;
+        w.leaf = nullptr;
     }
 };
 
