@@ -201,6 +201,44 @@ private:
         for (const auto &l : loaded) {
             clobbered = clobbered || stored.count(l) > 0;
         }
+        // A let used once, by a store of the body's own statement sequence
+        // (no loop or branch in between), reads what it loads only there: a
+        // store after that one cannot clobber it (a Tuple update's last
+        // element, stored after the others: d = d * a + b * c).
+        if (clobbered) {
+            std::set<std::string> before;
+            bool found = false;
+            // The sequence, looking through the lets after this one.
+            std::vector<Stmt> seq;
+            std::function<void(const Stmt &)> expand = [&](const Stmt &x) {
+                for (const Stmt &st : nir::flatten(x)) {
+                    const LetStmt *l = st.as<LetStmt>();
+                    if (l && !expr_uses_var(l->value, op->name)) {
+                        expand(l->body);
+                    } else {
+                        seq.push_back(st);
+                    }
+                }
+            };
+            expand(op->body);
+            for (const Stmt &st : seq) {
+                const Store *s = st.as<Store>();
+                if (s && stmt_uses_var(st, op->name)) {
+                    found = true;
+                    break;
+                }
+                if (stmt_uses_var(st, op->name)) {
+                    break; // used elsewhere first (a loop, a branch, another let)
+                }
+                in_body.stores = &before;
+                st.accept(&in_body);
+            }
+            bool clean = found;
+            for (const auto &l : loaded) {
+                clean = clean && !before.count(l);
+            }
+            clobbered = !clean;
+        }
         // A let used more than once (a common subexpression such as d in d * d)
         // is also computed once into scratch, unless it is only a load or a
         // broadcast, which the operations read in place anyway.

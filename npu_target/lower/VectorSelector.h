@@ -74,6 +74,8 @@ public:
         // The destination doubles as the first intermediate's storage (the
         // operations then run in place) unless the expression reads it.
         dst_reusable_ = !reads_buffer(value, dst.buffer) && dst_stride != 0;
+        reads_only_dst_ = dst_stride != 0 && reads_only_own_elements(value, out);
+        root_ = value;
         emit(value, &out);
         return true;
     }
@@ -96,6 +98,26 @@ private:
     // is computed once into a temporary and its uses read that operand.
     std::set<std::string> checked_lets_;
     bool dst_reusable_ = false;
+    // The value reads the destination's buffer only at the destination's own
+    // elements (an update d = d * a + b * c of a Tuple element in place).
+    bool reads_only_dst_ = false;
+    Expr root_; // the value being built
+    static bool reads_only_own_elements(const Expr &value, const Operand &dst) {
+        struct Check : public IRVisitor {
+            const Operand *dst;
+            bool ok = true;
+            using IRVisitor::visit;
+            void visit(const Load *l) override {
+                if (l->name == dst->ref.buffer) {
+                    ok = ok && is_dst_itself(Expr(l), dst);
+                }
+                IRVisitor::visit(l);
+            }
+        } c;
+        c.dst = &dst;
+        value.accept(&c);
+        return c.ok;
+    }
 
     // Whether operand expression x of the operation computing e into dst is
     // computed into dst itself (no scratch), the operation then running in place.
@@ -513,8 +535,13 @@ private:
                 // multiplication must then not read d).
                 const bool accumulate = yz && is_dst_itself(x, dst) && !reads_buffer(yz->a, dst->ref.buffer) &&
                                         !reads_buffer(yz->b, dst->ref.buffer);
-                if (!yz || !(accumulate || into_dst(x, e, dst)) || yz->type != e.type() || broadcast_scalar(yz->a) ||
-                    broadcast_scalar(yz->b)) {
+                // Or x reads the destination's own elements and y * z does not
+                // read it: x computed in place (d = d * a), then the VMULADD.
+                const bool in_place = yz && !accumulate && !dst_reusable_ && reads_only_dst_ && e.same_as(root_) &&
+                                      x.type() == e.type() && x.type().is_vector() && !trivial(x) &&
+                                      !reads_buffer(yz->a, dst->ref.buffer) && !reads_buffer(yz->b, dst->ref.buffer);
+                if (!yz || !(accumulate || in_place || into_dst(x, e, dst)) || yz->type != e.type() ||
+                    broadcast_scalar(yz->a) || broadcast_scalar(yz->b)) {
                     continue;
                 }
                 if (!accumulate) {
