@@ -148,8 +148,34 @@ private:
             add(shift ? "shrs" : by_constant ? "mul" : "div", op, op->type.bytes());
             IRVisitor::visit(op);
         }
-        void visit(const Min *op) override { add("min", op, op->type.bytes()); IRVisitor::visit(op); }
-        void visit(const Max *op) override { add("max", op, op->type.bytes()); IRVisitor::visit(op); }
+        void visit(const Min *op) override { min_max(op, "min"); }
+        // The maximum (minimum) of an exact widening of loaded elements is the
+        // widening of their maximum: the machine compares them in the narrow
+        // type (softmax's row maximum of fp16 data, the vector unit's VREDMAX
+        // on fp16) and the cast is counted where the widened value is used.
+        template <typename T>
+        void min_max(const T *op, const char *key) {
+            for (const Expr *side : {&op->a, &op->b}) {
+                const Cast *c = side->as<Cast>();
+                if (c && c->value.as<Load>() && exact_widening(c->value.type(), c->type)) {
+                    add(key, op, c->value.type().bytes());
+                    (side == &op->a ? op->b : op->a).accept(this);
+                    return;
+                }
+            }
+            add(key, op, op->type.bytes());
+            IRVisitor::visit(op);
+        }
+        static bool exact_widening(const Type &from, const Type &to) {
+            if (to.bits() <= from.bits()) {
+                return false;
+            }
+            if (from.is_float() && to.is_float()) {
+                return true;
+            }
+            return to.is_int_or_uint() && from.is_int_or_uint() && (to.is_int() || from.is_uint());
+        }
+        void visit(const Max *op) override { min_max(op, "max"); }
         // Casting the same buffer's elements at several offsets (a stencil's
         // taps) converts each element once over the whole domain: counted once.
         std::set<std::string> cast_loads;

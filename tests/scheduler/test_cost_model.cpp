@@ -241,6 +241,25 @@ TEST(Roofline, OperationsAtTheirWidthOverTheLoopsTheyDependOn) {
     EXPECT_EQ(ln.vector_op_bytes.at("sqrt"), 64.0 * 4);
 }
 
+// softmax's row maximum is max(m, fp32(x)) over fp16 x: the maximum of an
+// exact widening is the widening of the maximum, so the machine compares the
+// fp16 elements (the vector unit's VREDMAX on fp16, 8 repeats per 1024-element
+// row, not 16 on fp32 after a cast); the limit counts the comparison at 2 bytes
+// and the widening of x once, where exp uses it. Before, it counted both at
+// 4 bytes and the fp16 kernel ran above its limit (efficiency 1.005).
+TEST(Roofline, MaximumOfAWideningInTheNarrowType) {
+    const ArchSpec arch = load_arch("ascend-like");
+    auto limit = [&](const std::string &dtype) {
+        return compute_roofline("softmax",
+                                resolve_params(find_generator("softmax"), {{"ROWS", "64"}, {"COLS", "1024"}, {"dtype", dtype}}),
+                                arch);
+    };
+    const Roofline h = limit("fp16"), f = limit("fp32");
+    EXPECT_EQ(h.vector_op_bytes.at("max"), 64.0 * 1024 * 2) << "the row maximum of fp16 data at 2 bytes";
+    EXPECT_EQ(f.vector_op_bytes.at("max"), 64.0 * 1024 * 4);
+    EXPECT_EQ(h.vector_op_bytes.at("cast"), 2 * 64.0 * 1024 * 4) << "x widened once (exp) and the result narrowed once";
+}
+
 // An integer division by 2^k (gemm_q8's `>> shift`, which Halide simplifies
 // into a division) is one shift per element (VSHRS, 1 cycle per repeat), not a
 // division (4): the limit counts what the machine needs.
