@@ -242,6 +242,21 @@ Stmt SyncOp::make() const {
     return call(name, {s_(isa::pipe_name(src)), s_(isa::pipe_name(dst)), i_(event)});
 }
 
+std::set<std::tuple<isa::Pipe, isa::Pipe, int>> flags_in(const Stmt &s) {
+    struct Collect : public Halide::Internal::IRVisitor {
+        std::set<std::tuple<isa::Pipe, isa::Pipe, int>> flags;
+        using Halide::Internal::IRVisitor::visit;
+        void visit(const Halide::Internal::Evaluate *op) override {
+            auto so = as_sync(Stmt(op));
+            if (so && so->op != isa::Op::BARRIER) {
+                flags.insert({so->src, so->dst, so->event});
+            }
+        }
+    } c;
+    s.accept(&c);
+    return c.flags;
+}
+
 std::optional<SyncOp> as_sync(const Stmt &s) {
     const Call *c = tessel_call(s, "tessel.set_flag");
     isa::Op op = isa::Op::SET_FLAG;

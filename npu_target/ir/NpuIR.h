@@ -116,6 +116,8 @@ struct SyncOp {
     Stmt make() const;
 };
 std::optional<SyncOp> as_sync(const Stmt &s);
+/** The flags (src, dst, event) the set_flag and wait_flag operations in `s` use. */
+std::set<std::tuple<isa::Pipe, isa::Pipe, int>> flags_in(const Stmt &s);
 
 /** Where a buffer lives. */
 struct BufferInfo {

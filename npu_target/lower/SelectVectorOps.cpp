@@ -221,17 +221,15 @@ private:
                 }
             };
             expand(op->body);
+            Names stores_before;
+            stores_before.stores = &before;
+            stores_before.loads = &ignored;
             for (const Stmt &st : seq) {
-                const Store *s = st.as<Store>();
-                if (s && stmt_uses_var(st, op->name)) {
-                    found = true;
+                if (stmt_uses_var(st, op->name)) {
+                    found = st.as<Store>() != nullptr; // else used first in a loop, a branch or another let
                     break;
                 }
-                if (stmt_uses_var(st, op->name)) {
-                    break; // used elsewhere first (a loop, a branch, another let)
-                }
-                in_body.stores = &before;
-                st.accept(&in_body);
+                st.accept(&stores_before);
             }
             bool clean = found;
             for (const auto &l : loaded) {

@@ -350,6 +350,21 @@ private:
         v.prov = m_.provenance_id(func_, "");
         return v;
     }
+    // An operation of one vector source x for e, x computed into the
+    // destination first when it can be (the operation then runs in place).
+    nir::VecOp one_source(Op op, const Expr &x, const Expr &e, const Operand *dst, const Type &t) {
+        Operand a;
+        if (into_dst(x, e, dst)) {
+            emit(x, dst);
+            a = *dst;
+        } else {
+            a = vector_operand(x);
+        }
+        nir::VecOp v = base(op, t, *dst);
+        v.a = a.ref;
+        v.stride[1] = a.stride;
+        return v;
+    }
     // A vector operand (in a buffer) for e; scalars are broadcast with VDUP.
     Operand vector_operand(const Expr &e) {
         Operand o = operand(e);
@@ -456,17 +471,7 @@ private:
         }
         if (const Call *c = e.as<Call>()) {
             Op op = c->name == "exp_f32" ? Op::VEXP : c->name == "log_f32" ? Op::VLOG : Op::VSQRT;
-            Operand a;
-            if (into_dst(c->args[0], e, dst)) {
-                emit(c->args[0], dst);
-                a = *dst;
-            } else {
-                a = vector_operand(c->args[0]);
-            }
-            nir::VecOp v = base(op, t, *dst);
-            v.a = a.ref;
-            v.stride[1] = a.stride;
-            push(v);
+            push(one_source(op, c->args[0], e, dst, t));
             return;
         }
         // 1 / sqrt(x) in fp32 (LayerNorm's 1 / std): one VRSQRT, which is
@@ -475,17 +480,7 @@ private:
         if (const Div *x = e.as<Div>(); x && t.element_of() == Float(32) && is_const_one(x->a)) {
             const Call *c = x->b.as<Call>();
             if (c && c->name == "sqrt_f32" && c->args.size() == 1) {
-                Operand oa;
-                if (into_dst(c->args[0], e, dst)) {
-                    emit(c->args[0], dst);
-                    oa = *dst;
-                } else {
-                    oa = vector_operand(c->args[0]);
-                }
-                nir::VecOp v = base(Op::VRSQRT, t, *dst);
-                v.a = oa.ref;
-                v.stride[1] = oa.stride;
-                push(v);
+                push(one_source(Op::VRSQRT, c->args[0], e, dst, t));
                 return;
             }
         }
@@ -493,16 +488,7 @@ private:
         // constant is simplified into one) is one shift by k, not a VDIV.
         if (const Div *x = e.as<Div>(); x && t.is_int_or_uint()) {
             if (auto k = nir::power_of_two_exponent(x->b)) {
-                Operand oa;
-                if (into_dst(x->a, e, dst)) {
-                    emit(x->a, dst);
-                    oa = *dst;
-                } else {
-                    oa = vector_operand(x->a);
-                }
-                nir::VecOp v = base(Op::VSHRS, t, *dst);
-                v.a = oa.ref;
-                v.stride[1] = oa.stride;
+                nir::VecOp v = one_source(Op::VSHRS, x->a, e, dst, t);
                 v.scalar = make_const(t.element_of(), *k);
                 push(v);
                 return;

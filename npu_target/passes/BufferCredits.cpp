@@ -82,20 +82,8 @@ private:
 // while a reader still uses it.
 class Credits : public IRMutator {
 public:
-    explicit Credits(nir::NpuModule &m) : m_(m) {
-        // Events already in the IR (ring_panels takes them from the top id down) stay theirs.
-        struct Used : public IRVisitor {
-            std::set<std::tuple<Pipe, Pipe, int>> *used;
-            using IRVisitor::visit;
-            void visit(const Evaluate *op) override {
-                if (auto s = nir::as_sync(op)) {
-                    used->insert({s->src, s->dst, s->event});
-                }
-            }
-        } u;
-        u.used = &used_;
-        m.body.accept(&u);
-    }
+    // Events already in the IR (ring_panels takes them from the top id down) stay theirs.
+    explicit Credits(nir::NpuModule &m) : m_(m), used_(nir::flags_in(m.body)) {}
 
 private:
     nir::NpuModule &m_;

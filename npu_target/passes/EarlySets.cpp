@@ -91,26 +91,6 @@ bool has_op_on(const nir::NpuModule &m, const Stmt &s, Pipe q) {
     return f.found;
 }
 
-// The event ids the flags of (src, dst) use anywhere in `s`.
-std::set<int> events_used(const Stmt &s, Pipe src, Pipe dst) {
-    struct Collect : public IRVisitor {
-        Pipe src, dst;
-        std::set<int> used;
-        using IRVisitor::visit;
-        void visit(const Evaluate *op) override {
-            if (auto so = nir::as_sync(op)) {
-                if (so->src == src && so->dst == dst && so->op != isa::Op::BARRIER) {
-                    used.insert(so->event);
-                }
-            }
-        }
-    } c;
-    c.src = src;
-    c.dst = dst;
-    s.accept(&c);
-    return c.used;
-}
-
 // The statements of the SET_FLAG nodes in `anchors`, in program order.
 std::vector<const IRNode *> sets_in_order(const Stmt &s, const std::map<const IRNode *, const IRNode *> &anchors) {
     struct Collect : public IRVisitor {
@@ -185,9 +165,9 @@ bool move_set(nir::NpuModule &m, const IRNode *set_node, const IRNode *anchor) {
         (carried && occurrences(m.body, f.loop) != 1)) {
         return false;
     }
-    const std::set<int> used = events_used(m.body, q, set->dst);
+    const auto used = nir::flags_in(m.body);
     int event = 1;
-    while (event < m.arch->sync.event_ids_per_pair && used.count(event)) {
+    while (event < m.arch->sync.event_ids_per_pair && used.count({q, set->dst, event})) {
         event++;
     }
     if (event >= m.arch->sync.event_ids_per_pair) {

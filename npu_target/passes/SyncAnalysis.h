@@ -195,6 +195,15 @@ private:
         return p.offset < q_end && q.offset < p_end;
     }
 
+    // A pending access of `pipe` to `key` (the operation, if one, for early_sets).
+    void record(Pipe pipe, const std::string &key, bool write, const IRNode *leaf) {
+        Pending &p = state[pipe][key];
+        (write ? p.write : p.read) = true;
+        p.ordered_for = {pipe};
+        p.stamp = ++clock_;
+        p.leaf = leaf;
+    }
+
     // The syncs needed before an access set; updates the state.
     std::vector<Stmt> order(const Accesses &raw) {
         Accesses a = raw;
@@ -268,21 +277,13 @@ private:
                 if (credit_covered(b, a.pipe) || piece_covered(b, a.pipe, false)) {
                     continue; // ordered against later writes by the credit protocol or the piece flags
                 }
-                Pending &p = state[a.pipe][b];
-                p.read = true;
-                p.ordered_for = {a.pipe};
-                p.stamp = ++clock_;
-                p.leaf = leaf_;
+                record(a.pipe, b, false, leaf_);
             }
             for (const auto &b : a.writes) {
                 if (piece_covered(b, a.pipe, true)) {
                     continue; // the piece flags order it against the reads
                 }
-                Pending &p = state[a.pipe][b];
-                p.write = true;
-                p.ordered_for = {a.pipe};
-                p.stamp = ++clock_;
-                p.leaf = leaf_;
+                record(a.pipe, b, true, leaf_);
             }
         }
         return syncs;
@@ -503,16 +504,8 @@ private:
         return s;
     }
     void pieces_done(const std::string &name, const nir::BufferInfo &b) {
-        Pending &r = state[b.pieces.reader][name];
-        r.read = true;
-        r.ordered_for = {b.pieces.reader};
-        r.stamp = ++clock_;
-        r.leaf = nullptr;
-        Pending &w = state[b.pieces.writer][name];
-        w.write = true;
-        w.ordered_for = {b.pieces.writer};
-        w.stamp = ++clock_;
-        w.leaf = nullptr;
+        record(b.pieces.reader, name, false, nullptr);
+        record(b.pieces.writer, name, true, nullptr);
     }
 };
 
