@@ -33,6 +33,11 @@ std::vector<SampleCase> sample_cases() {
         // int8: B in 1024-deep chunks (the whole K here), L0 chunks 256 deep.
         {"GemmAscendPanelInt8", "gemm", {{"M", "256"}, {"N", "512"}, {"K", "1024"}, {"dtype", "int8"}},
          "ascend-like", "gemm/schedules/ascend_panel_int8.json", 0, true},
+        // The B panel (1024 x 128) through the ring, A streamed in 128 x 256 (int8: 128 x 1024) chunks.
+        {"GemmAscendBPanelK256Fp16", "gemm", {{"M", "512"}, {"N", "256"}, {"K", "1024"}, {"dtype", "fp16"}},
+         "ascend-like", "gemm/schedules/ascend_bpanel_k256.json", 1e-4, true},
+        {"GemmAscendBPanelInt8", "gemm", {{"M", "512"}, {"N", "256"}, {"K", "1024"}, {"dtype", "int8"}},
+         "ascend-like", "gemm/schedules/ascend_bpanel_int8.json", 0, true},
         {"GemmAutoInt8Int8", "gemm", {{"M", "128"}, {"N", "256"}, {"K", "256"}, {"dtype", "int8"}}, "auto-int8",
          "gemm/schedules/auto_int8.json", 0, true},
         {"GemmAutoInt8Fp16", "gemm", {{"M", "64"}, {"N", "256"}, {"K", "256"}, {"dtype", "fp16"}}, "auto-int8",
