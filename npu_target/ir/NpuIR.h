@@ -137,6 +137,11 @@ struct BufferInfo {
      * next iteration instead of restarting at copy 0; the buffer's space and its
      * credits live for this whole loop (allocate_buffers, insert_buffer_credits). */
     std::string rotate_scope;
+    /** Multi-buffered: the count whose value modulo `buffers` is the copy an
+     * execution of rotate_loop's body uses (set by multi_buffer). An access
+     * whose copy term is `(rotate_count + d) % buffers` uses the copy d
+     * iterations ahead (advance_head's prefetch of the next iteration's copy). */
+    Expr rotate_count;
     std::vector<isa::Pipe> credit_readers; // reader pipes ordered by the credit protocol (set by insert_buffer_credits)
     /** Loaded in pieces into a ring of slots by ring_panels (count > 1): the loop whose
      * iterations reload it, the writer and reader pipes the piece flags order,

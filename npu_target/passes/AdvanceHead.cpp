@@ -35,6 +35,63 @@ bool touches(const Accesses &a, const std::set<std::string> &bufs) {
     return false;
 }
 
+// Whether the statement node `leaf` is inside the allocation of every buffer in `names` in `s`.
+bool inside_allocations(const Stmt &s, const std::set<std::string> &names, const IRNode *leaf) {
+    struct Find : public IRVisitor {
+        const std::set<std::string> *names;
+        const IRNode *leaf;
+        std::set<std::string> holding;
+        using IRVisitor::visit;
+        void visit(const Allocate *op) override {
+            if (names->count(op->name) && occurrences(op->body, leaf) > 0) {
+                holding.insert(op->name);
+            }
+            IRVisitor::visit(op);
+        }
+    } f;
+    f.names = &names;
+    f.leaf = leaf;
+    s.accept(&f);
+    return f.holding.size() == names.size();
+}
+
+// Whether one execution of `body` gives some pipe outside `skip` (and the
+// scalar unit) as many operations as its queue holds: the scalar unit then
+// stalls in the body until that pipe drains, and issues nothing after it.
+bool fills_a_queue(const nir::NpuModule &m, const Stmt &body, const std::set<Pipe> &skip) {
+    struct Count : public IRVisitor {
+        const nir::NpuModule *m;
+        std::map<Pipe, int64_t> ops;
+        int64_t times = 1;
+        using IRVisitor::visit;
+        void visit(const For *op) override {
+            const int64_t *e = as_const_int(op->extent);
+            const int64_t saved = times;
+            times *= e ? std::max<int64_t>(*e, 0) : 1 << 20;
+            op->body.accept(this);
+            times = saved;
+        }
+        void visit(const Evaluate *op) override {
+            const Stmt st(op);
+            if (nir::as_dma(st) || nir::as_mmad(st) || nir::as_vec(st) || nir::as_fixparam(st)) {
+                ops[accesses_of(*m, st).pipe] += times;
+            }
+        }
+    } c;
+    c.m = &m;
+    body.accept(&c);
+    for (const auto &[pipe, n] : c.ops) {
+        if (pipe == Pipe::S || skip.count(pipe)) {
+            continue;
+        }
+        auto depth = m.arch->pipes.find(isa::pipe_name(pipe));
+        if (n >= (depth == m.arch->pipes.end() ? 32 : depth->second)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 class Advance : public IRMutator {
 public:
     explicit Advance(const nir::NpuModule &m) : m_(m) {}
@@ -48,11 +105,115 @@ private:
         const int64_t *extent = as_const_int(op->extent);
         if (op->for_type == ForType::Serial && extent && *extent > 1) {
             Stmt r = advance(op, body, *extent);
+            if (!r.defined()) {
+                r = prefetch(op, body, *extent);
+            }
             if (r.defined()) {
                 return r;
             }
         }
         return body.same_as(op->body) ? Stmt(op) : For::make(op->name, op->min, op->extent, op->for_type, op->device_api, body);
+    }
+
+    // A head of loads into buffers multi-buffered on the loop: each load
+    // becomes `if (t == min) load(t)` and `if (t + 1 < end) load(t + 1)` where
+    // it was, so the load of the next iteration's copy is issued before this
+    // iteration's work instead of after it. The allocation stays in the body
+    // (its copies live for the whole rotation scope); the analysis tells the
+    // copies apart by their index (copies_ahead) and the writer takes the
+    // credit of the body that used copy t + 1 last (N - 1 initial credits).
+    // Only when no other operation of the body runs on the head's pipes (the
+    // load would queue in front of this iteration's work on its pipe) and the
+    // head reads nothing the body writes. Undefined when the loop does not qualify.
+    Stmt prefetch(const For *op, const Stmt &body, int64_t extent) {
+        Leaves all(m_, nullptr);
+        body.accept(&all);
+        if (all.has_sync) {
+            return Stmt();
+        }
+        size_t h = 0;
+        std::set<std::string> writes;
+        std::set<Pipe> pipes;
+        for (; h < all.leaves.size(); h++) {
+            const Leaf &l = all.leaves[h];
+            auto dma = nir::as_dma(l.s);
+            if (l.depth > 0 || !l.a.scalar_reads.empty() || !dma || l.a.pipe == Pipe::S || !l.a.ahead.empty()) {
+                break;
+            }
+            auto b = m_.buffers.find(dma->dst.buffer);
+            auto alloc = all.allocated.find(dma->dst.buffer);
+            if (b == m_.buffers.end() || b->second.buffers < 2 || b->second.rotate_loop != op->name ||
+                alloc == all.allocated.end() || alloc->second > 0) {
+                break;
+            }
+            writes.insert(dma->dst.buffer);
+            pipes.insert(l.a.pipe);
+        }
+        if (h == 0 || h == all.leaves.size() || !fills_a_queue(m_, body, pipes)) {
+            return Stmt();
+        }
+        for (size_t i = 0; i < all.leaves.size(); i++) {
+            const Leaf &l = all.leaves[i];
+            if (i < h) {
+                for (const auto &b : l.a.reads) {
+                    if (writes.count(b) || all.loaded.count(b)) {
+                        return Stmt();
+                    }
+                }
+                continue;
+            }
+            const bool writes_head = std::any_of(l.a.writes.begin(), l.a.writes.end(),
+                                                 [&](const std::string &b) { return writes.count(b) > 0; });
+            if (pipes.count(l.a.pipe) || writes_head) {
+                return Stmt();
+            }
+        }
+        // What the head reads must not change in the body (the load of t + 1
+        // runs before iteration t's writes).
+        for (size_t i = h; i < all.leaves.size(); i++) {
+            for (size_t j = 0; j < h; j++) {
+                for (const auto &b : all.leaves[j].a.reads) {
+                    if (std::count(all.leaves[i].a.writes.begin(), all.leaves[i].a.writes.end(), b)) {
+                        return Stmt();
+                    }
+                }
+            }
+        }
+        Leaves head_vars(m_, nullptr);
+        for (size_t i = 0; i < h; i++) {
+            all.leaves[i].s.accept(&head_vars);
+            if (occurrences(body, all.leaves[i].s.get()) != 1) {
+                return Stmt();
+            }
+        }
+        for (const auto &name : head_vars.used) {
+            if (name != op->name && all.defined.count(name)) {
+                return Stmt();
+            }
+        }
+        // The loads of t + 1 go together after the last load of t (inside every
+        // head buffer's allocation), so a consumer's flag can be set after
+        // all loads of t and before any of t + 1 (early_sets).
+        const Stmt &last = all.leaves[h - 1].s;
+        if (!inside_allocations(body, writes, last.get())) {
+            return Stmt();
+        }
+        const Expr v = Variable::make(Int(32), op->name);
+        const Expr end = op->min + make_const(Int(32), extent);
+        std::vector<Stmt> next;
+        for (size_t i = 0; i < h; i++) {
+            next.push_back(fresh(substitute(op->name, v + 1, all.leaves[i].s)));
+        }
+        Stmt new_body = body;
+        for (size_t i = 0; i < h; i++) {
+            const Stmt &s = all.leaves[i].s;
+            Stmt now = IfThenElse::make(simplify(v == op->min), s);
+            if (i + 1 == h) {
+                now = Block::make(now, IfThenElse::make(simplify(v + 1 < end), Block::make(next)));
+            }
+            new_body = Replace(s.get(), now).mutate(new_body);
+        }
+        return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, new_body);
     }
 
     // The loop rewritten, or undefined when it does not qualify.

@@ -31,6 +31,13 @@ public:
     };
     std::map<std::string, Site> allocs;
     std::map<std::string, std::vector<Stmt>> sequence_of_loop; // loop name -> the statements around it (it included)
+    // Where each set_flag and each loop is: its place in program order and the loops around it.
+    struct Position {
+        int order = 0;
+        std::vector<const For *> path;
+    };
+    std::map<FlagKey, std::vector<Position>> sets;
+    std::map<std::string, Position> loops;
 
 private:
     using nir::LoopPathVisitor::visit;
@@ -40,14 +47,19 @@ private:
             if (s->event >= 1 && (s->op == Op::SET_FLAG || s->op == Op::WAIT_FLAG)) {
                 flags[{s->op, s->src, s->dst, s->event}]++;
             }
+            if (s->op == Op::SET_FLAG) {
+                sets[{s->op, s->src, s->dst, s->event}].push_back({order_++, path_});
+            }
         }
     }
     void visit(const For *op) override {
         if (!sequence_of_loop.count(op->name)) {
             sequence_of_loop[op->name] = {Stmt(op)};
         }
+        loops.emplace(op->name, Position{order_++, path_});
         nir::LoopPathVisitor::visit(op);
     }
+    int order_ = 0;
     void visit(const Allocate *op) override {
         allocs[op->name] = Site{op, path_};
         IRVisitor::visit(op);
@@ -148,7 +160,15 @@ std::vector<std::string> credit_protocol_violations(const nir::NpuModule &m) {
                     ") before its last read of the copy");
             }
             const FlagKey set_key{Op::SET_FLAG, R, W, event}, wait_key{Op::WAIT_FLAG, R, W, event};
+            // The initial sets: before the scope loop, inside the same loops and branches
+            // (insert_buffer_credits moves them up from the loop's own statement sequence).
             int before = 0, after = 0;
+            auto loop_it = sv.loops.find(scope);
+            if (loop_it != sv.loops.end()) {
+                for (const auto &site : sv.sets[set_key]) {
+                    before += site.order < loop_it->second.order && site.path == loop_it->second.path;
+                }
+            }
             if (seq_it != sv.sequence_of_loop.end()) {
                 bool seen = false;
                 for (const Stmt &s : seq_it->second) {
@@ -157,7 +177,6 @@ std::vector<std::string> credit_protocol_violations(const nir::NpuModule &m) {
                         seen = true;
                         continue;
                     }
-                    before += !seen && is_flag(s, Op::SET_FLAG, R, W, event);
                     after += seen && is_flag(s, Op::WAIT_FLAG, R, W, event);
                 }
             }

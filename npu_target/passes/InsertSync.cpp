@@ -3,6 +3,8 @@
 #include "npu_target/common/Error.h"
 #include "npu_target/passes/SyncAnalysis.h"
 
+#include <algorithm>
+#include <optional>
 #include <set>
 
 namespace tessel {
@@ -13,7 +15,91 @@ using isa::Pipe;
 using detail::append;
 using detail::loads_in;
 
+namespace {
+Accesses accesses_of_names(const nir::NpuModule &m, const Stmt &leaf);
+} // namespace
+
+int copies_ahead(const nir::NpuModule &m, const std::string &buffer, const Expr &index) {
+    auto it = m.buffers.find(buffer);
+    if (it == m.buffers.end() || it->second.buffers < 2 || !it->second.rotate_count.defined() || !index.defined()) {
+        return 0;
+    }
+    const nir::BufferInfo &b = it->second;
+    struct Find : public IRVisitor {
+        const nir::BufferInfo *b;
+        std::optional<int64_t> ahead;
+        using IRVisitor::visit;
+        void visit(const Mod *op) override {
+            const int64_t *n = as_const_int(op->b);
+            if (!ahead && n && *n == b->buffers) {
+                // Modulo the copies: the simplifier drops terms of the count
+                // that are multiples of them (`(yo*8 + cg) % 2` is `cg % 2`).
+                if (const int64_t *d = as_const_int(simplify((op->a - b->rotate_count) % op->b))) {
+                    ahead = ((*d % *n) + *n) % *n;
+                }
+            }
+            IRVisitor::visit(op);
+        }
+    } f;
+    f.b = &b;
+    index.accept(&f);
+    return static_cast<int>(f.ahead.value_or(0));
+}
+
+namespace {
+// Records the copy an operand reaches when it is not the current iteration's.
+void note_ahead(const nir::NpuModule &m, Accesses &a, const nir::BufRef &r) {
+    if (r.buffer.empty()) {
+        return;
+    }
+    if (int d = copies_ahead(m, r.buffer, r.index)) {
+        a.ahead[r.buffer] = d;
+    }
+}
+} // namespace
+
 Accesses accesses_of(const nir::NpuModule &m, const Stmt &leaf) {
+    Accesses a = accesses_of_names(m, leaf);
+    if (auto d = nir::as_dma(leaf)) {
+        note_ahead(m, a, d->dst);
+        note_ahead(m, a, d->src);
+    } else if (auto v = nir::as_vec(leaf)) {
+        note_ahead(m, a, v->dst);
+        note_ahead(m, a, v->a);
+        note_ahead(m, a, v->b);
+    } else if (auto mm = nir::as_mmad(leaf)) {
+        note_ahead(m, a, mm->c);
+        note_ahead(m, a, mm->a);
+        note_ahead(m, a, mm->b);
+    }
+    return a;
+}
+
+int most_ahead(const nir::NpuModule &m, const Stmt &s, const std::string &buffer, bool write) {
+    struct Walk : public IRVisitor {
+        const nir::NpuModule *m;
+        const std::string *buffer;
+        bool write;
+        int most = 0;
+        using IRVisitor::visit;
+        void visit(const Evaluate *op) override {
+            Accesses a = accesses_of(*m, op);
+            const auto &names = write ? a.writes : a.reads;
+            auto it = a.ahead.find(*buffer);
+            if (it != a.ahead.end() && std::find(names.begin(), names.end(), *buffer) != names.end()) {
+                most = std::max(most, it->second);
+            }
+        }
+    } w;
+    w.m = &m;
+    w.buffer = &buffer;
+    w.write = write;
+    s.accept(&w);
+    return w.most;
+}
+
+namespace {
+Accesses accesses_of_names(const nir::NpuModule &m, const Stmt &leaf) {
     Accesses a;
     if (auto d = nir::as_dma(leaf)) {
         a.pipe = nir::pipe_of_engine(*m.arch, d->engine);
@@ -77,6 +163,7 @@ Accesses accesses_of(const nir::NpuModule &m, const Stmt &leaf) {
     }
     return a;
 }
+} // namespace
 
 namespace {
 struct Users : public IRVisitor {

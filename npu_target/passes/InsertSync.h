@@ -18,6 +18,7 @@
 
 #include "npu_target/ir/NpuIR.h"
 
+#include <map>
 #include <set>
 
 namespace tessel {
@@ -32,8 +33,22 @@ struct Accesses {
     isa::Pipe pipe = isa::Pipe::S;
     std::vector<std::string> reads, writes;
     std::vector<std::string> scalar_reads; // loads the front end does to compute the operands (addresses, scalars)
+    // Multi-buffered buffers an operand reaches in the copy of a later
+    // iteration of their rotation loop: buffer -> how many iterations ahead
+    // (advance_head's prefetch; absent: the current iteration's copy).
+    std::map<std::string, int> ahead;
 };
 Accesses accesses_of(const nir::NpuModule &m, const Halide::Internal::Stmt &leaf);
+
+/** How many iterations of its rotation loop ahead of the current one the copy
+ * is that `index` reaches in the multi-buffered `buffer`: d when the index's
+ * copy term is `(rotate_count + d) % copies`, 0 otherwise (and for a buffer
+ * with one copy). */
+int copies_ahead(const nir::NpuModule &m, const std::string &buffer, const Halide::Expr &index);
+
+/** The most iterations ahead any write (`write`) or read of `buffer` in `s`
+ * reaches (0: every one is to the current iteration's copy). */
+int most_ahead(const nir::NpuModule &m, const Halide::Internal::Stmt &s, const std::string &buffer, bool write);
 
 /** The pipes that write and read `buffer` anywhere in a statement (scalar
  * loads and operand-address reads count as reads on S). */

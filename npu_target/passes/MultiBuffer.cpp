@@ -147,6 +147,7 @@ private:
                 const int64_t copy_elems = b.copy_bytes(*m_.arch) / b.type.bytes();
                 Expr offset = (count % make_const(Int(32), b.buffers)) * make_const(Int(32), copy_elems);
                 body = OffsetAccesses(op->name, offset).mutate(body);
+                b.rotate_count = simplify(count);
                 b.rotate_loop = L->name;
                 b.rotate_scope = scope->name;
             }

@@ -115,11 +115,13 @@ private:
     std::map<std::tuple<Pipe, Pipe, int>, std::vector<uint64_t>> fired_;
 
     // Multi-buffered buffers are tracked per copy: "b#0" is the copy the
-    // current iteration of its rotation loop uses, "b#1" the one before, ...
-    std::string key(const std::string &buffer) const {
+    // current iteration of its rotation loop uses, "b#1" the one before, ...;
+    // the copy `ahead` iterations later (a prefetch) is the one N - ahead before.
+    std::string key(const std::string &buffer, int ahead) const {
         auto it = m_.buffers.find(buffer);
         if (it != m_.buffers.end() && it->second.buffers > 1 && !it->second.rotate_loop.empty()) {
-            return buffer + "#0";
+            const int n = it->second.buffers;
+            return buffer + "#" + std::to_string((n - ahead % n) % n);
         }
         return buffer;
     }
@@ -207,11 +209,11 @@ private:
     // The syncs needed before an access set; updates the state.
     std::vector<Stmt> order(const Accesses &raw) {
         Accesses a = raw;
-        for (auto &b : a.reads) {
-            b = key(b);
-        }
-        for (auto &b : a.writes) {
-            b = key(b);
+        for (auto *names : {&a.reads, &a.writes}) {
+            for (auto &b : *names) {
+                auto d = raw.ahead.find(b);
+                b = key(b, d == raw.ahead.end() ? 0 : d->second);
+            }
         }
         std::set<Pipe> need;
         struct Anchor {
@@ -423,6 +425,24 @@ private:
             void add(const Accesses &a) {
                 Accesses &d = (*per)[a.pipe];
                 d.pipe = a.pipe;
+                // One copy per buffer in the summary: a buffer reached in two
+                // copies counts as the current one (the body's own analysis
+                // orders each access exactly; this only hoists syncs).
+                for (const auto *names : {&a.reads, &a.writes}) {
+                    for (const auto &b : *names) {
+                        auto mine = a.ahead.find(b);
+                        const int ahead = mine == a.ahead.end() ? 0 : mine->second;
+                        const bool seen = std::count(d.reads.begin(), d.reads.end(), b) ||
+                                          std::count(d.writes.begin(), d.writes.end(), b);
+                        auto theirs = d.ahead.find(b);
+                        const int before = theirs == d.ahead.end() ? 0 : theirs->second;
+                        if (!seen && ahead) {
+                            d.ahead[b] = ahead;
+                        } else if (seen && ahead != before) {
+                            d.ahead.erase(b);
+                        }
+                    }
+                }
                 append(d.reads, a.reads);
                 append(d.writes, a.writes);
                 if (!a.scalar_reads.empty()) {

@@ -6,15 +6,22 @@
 // vector work. Each case runs the same schedule and seed with the pass and
 // with --skip-pass advance_head: both verify against Halide's CPU result
 // (random inputs, output poisoned first) and compile through check_hazards.
+#include "dsl/HalidePipeline.h"
+#include "dsl/NpuCompile.h"
 #include "npu_target/isa/InstrTable.h"
+#include "npu_target/passes/InsertSync.h"
+#include "tests/backend/HazardMessage.h"
 #include "tests/backend/NpuHarness.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 
 using namespace tessel;
 using namespace tessel::test;
+using namespace Halide;
+using namespace Halide::Internal;
 
 namespace {
 
@@ -74,7 +81,7 @@ TEST(AdvanceHead, QueriesStagedOncePerTile) {
 // Q L1 -> L0, MMAD, L0C -> UB) at the start of every tile.
 TEST(AdvanceHead, NextTileScoresDuringThisTile) {
     // Four 64-query tiles of two key blocks.
-    const ParamMap params{{"S", "256"}, {"L", "512"}, {"D", "64"}, {"BK", "256"}};
+    const tessel::ParamMap params{{"S", "256"}, {"L", "512"}, {"D", "64"}, {"BK", "256"}};
     NpuRun r = run_npu("attention", params, sample_schedule("attention/schedules/ascend_flash_bk256.json"), "ascend-like",
                        fresh_seed(), 1e-3, 1e-3);
     ASSERT_EQ(r.cmp.mismatches, 0) << failure(r);
@@ -105,4 +112,108 @@ TEST(AdvanceHead, SoftmaxUnchanged) {
                                       "softmax/schedules/ascend_reduce.json", 1e-3);
     EXPECT_EQ(p.with.cmp.mismatches, 0) << failure(p.with);
     EXPECT_EQ(p.with.report.cycles, p.without.report.cycles);
+}
+
+// The prefetch form: depthwise's band loop (form=matrix, ascend_matrix.json)
+// starts with the load of the band's input (GM -> L1, two copies) and then
+// gives the matrix unit 72 MMADs, more than its queue holds, which wait for
+// that load; the scalar unit stalled there and issued the next band's load
+// only once the matrix unit had drained most of this band. With the pass the
+// body loads band t + 1 into the other copy right after band t's load
+// (`if (t + 1 < end)`, band 0 under `if (t == min)`), so MTE2 loads the bands
+// back to back while the matrix unit works. Fails without the prefetch (the
+// loads then start only after the previous band's MMADs; no fewer cycles).
+namespace {
+
+const tessel::ParamMap kDepthwise{{"H", "14"}, {"W", "28"}, {"C", "128"}, {"K", "3"}, {"dtype", "fp16"}, {"form", "matrix"}};
+
+// The starts of the input band loads (GM -> L1) and of the first MMAD.
+std::pair<std::vector<uint64_t>, uint64_t> band_loads(const NpuRun &r) {
+    std::vector<uint64_t> loads;
+    uint64_t first_mmad = UINT64_MAX;
+    for (const auto &e : r.report.trace) {
+        if (e.op == isa::Op::DMA && e.src == "GM" && e.dst == "L1") {
+            loads.push_back(e.start);
+        }
+        if (e.op == isa::Op::MMAD) {
+            first_mmad = std::min(first_mmad, e.start);
+        }
+    }
+    return {loads, first_mmad};
+}
+
+nir::NpuModule depthwise_after_early_sets() {
+    static ArchSpec keep = load_arch("ascend-like"); // the module points at its arch
+    HalidePipeline p = build_halide_pipeline("depthwise", resolve_params(find_generator("depthwise"), kDepthwise));
+    PassOptions opt;
+    opt.stop_after = "early_sets";
+    NpuBuild b = build_npu(p, sample_schedule("depthwise/schedules/ascend_matrix.json"), keep, opt);
+    return b.backend.module;
+}
+
+// The prefetch's load writes the copy of the current iteration instead of the next one's.
+class PrefetchIntoTheCurrentCopy : public IRMutator {
+public:
+    explicit PrefetchIntoTheCurrentCopy(const nir::NpuModule &m) : m_(m) {}
+    int changed = 0;
+
+private:
+    const nir::NpuModule &m_;
+    using IRMutator::visit;
+    Stmt visit(const Evaluate *op) override {
+        auto d = nir::as_dma(op);
+        if (!d || copies_ahead(m_, d->dst.buffer, d->dst.index) != 1) {
+            return op;
+        }
+        struct Back : public IRMutator {
+            using IRMutator::visit;
+            Expr visit(const Mod *m) override { return Mod::make(m->a - 1, m->b); }
+        } back;
+        d->dst.index = back.mutate(d->dst.index);
+        changed++;
+        return d->make();
+    }
+};
+
+} // namespace
+
+TEST(AdvanceHead, DepthwiseNextBandLoadedDuringThisBand) {
+    PassPair p = run_with_and_without("advance_head", "depthwise", kDepthwise, "depthwise/schedules/ascend_matrix.json", 0);
+    ASSERT_EQ(p.with.cmp.mismatches, 0) << failure(p.with);
+    ASSERT_EQ(p.without.cmp.mismatches, 0) << failure(p.without);
+    // With the prefetch the second band loads right after the first, while
+    // the first band's MMADs wait for its arrival; without it, once the
+    // matrix unit has drained part of the first band.
+    auto [with, with_mmad] = band_loads(p.with);
+    auto [without, without_mmad] = band_loads(p.without);
+    ASSERT_EQ(with.size(), 2u);
+    ASSERT_EQ(without.size(), 2u);
+    EXPECT_LT(with[1], with_mmad) << "the second band's input is loaded after the first band's MMADs started";
+    EXPECT_GT(without[1], without_mmad);
+    EXPECT_LT(p.with.report.cycles, p.without.report.cycles)
+        << "with " << p.with.report.cycles << ", without " << p.without.report.cycles;
+}
+
+// The hazard checker tells the two copies apart by their index: the prefetch
+// (copy t + 1) after the flag that orders band t's load before its reads
+// passes, the same load into copy t (a real race with MTE1's reads of band t)
+// fails; and the writer, one iteration ahead, starts with one credit of two.
+TEST(AdvanceHead, CheckerKnowsTheCopyThePrefetchWrites) {
+    nir::NpuModule ok = depthwise_after_early_sets();
+    EXPECT_EQ(hazard_message(ok), "");
+
+    nir::NpuModule bad = depthwise_after_early_sets();
+    PrefetchIntoTheCurrentCopy current(bad);
+    bad.body = current.mutate(bad.body);
+    ASSERT_EQ(current.changed, 1);
+    const std::string msg = hazard_message(bad);
+    EXPECT_NE(msg.find("_global_wrapper$0#0 while an earlier write of it on MTE2 is not ordered"), std::string::npos)
+        << "a load into the copy being read passed: " << msg;
+
+    nir::NpuModule two = depthwise_after_early_sets();
+    two.body = Block::make(nir::SyncOp{isa::Op::SET_FLAG, isa::Pipe::MTE1, isa::Pipe::MTE2, 1}.make(),
+                           Block::make(two.body, nir::SyncOp{isa::Op::WAIT_FLAG, isa::Pipe::MTE1, isa::Pipe::MTE2, 1}.make()));
+    EXPECT_NE(hazard_message(two).find("there must be 1 initial set_flag(s) and 1 final wait_flag(s) (MTE1 -> MTE2"),
+              std::string::npos)
+        << hazard_message(two);
 }
