@@ -67,4 +67,13 @@ PassPair run_with_and_without(const std::string &pass, const std::string &genera
             run_npu(generator, params, spec, "ascend-like", seed, tol, tol, skip)};
 }
 
+nir::NpuModule module_after(const std::string &pass, const std::string &generator, const ParamMap &params,
+                            const std::string &schedule_under_samples) {
+    static ArchSpec keep = load_arch("ascend-like"); // the module points at its arch
+    HalidePipeline p = build_halide_pipeline(generator, resolve_params(find_generator(generator), params));
+    PassOptions opt;
+    opt.stop_after = pass;
+    return build_npu(p, sample_schedule(schedule_under_samples), keep, opt).backend.module;
+}
+
 } // namespace tessel::test

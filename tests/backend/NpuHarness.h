@@ -42,6 +42,11 @@ struct PassPair {
 PassPair run_with_and_without(const std::string &pass, const std::string &generator, const ParamMap &params,
                               const std::string &schedule_under_samples, double tol);
 
+/** The NPU module of a sample schedule on ascend-like as it is after `pass`
+ * (for tests that edit it and run check_hazards on it). */
+nir::NpuModule module_after(const std::string &pass, const std::string &generator, const ParamMap &params,
+                            const std::string &schedule_under_samples);
+
 } // namespace tessel::test
 
 #endif

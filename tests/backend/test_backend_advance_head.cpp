@@ -6,8 +6,6 @@
 // vector work. Each case runs the same schedule and seed with the pass and
 // with --skip-pass advance_head: both verify against Halide's CPU result
 // (random inputs, output poisoned first) and compile through check_hazards.
-#include "dsl/HalidePipeline.h"
-#include "dsl/NpuCompile.h"
 #include "npu_target/isa/InstrTable.h"
 #include "npu_target/passes/InsertSync.h"
 #include "tests/backend/HazardMessage.h"
@@ -143,12 +141,7 @@ std::pair<std::vector<uint64_t>, uint64_t> band_loads(const NpuRun &r) {
 }
 
 nir::NpuModule depthwise_after_early_sets() {
-    static ArchSpec keep = load_arch("ascend-like"); // the module points at its arch
-    HalidePipeline p = build_halide_pipeline("depthwise", resolve_params(find_generator("depthwise"), kDepthwise));
-    PassOptions opt;
-    opt.stop_after = "early_sets";
-    NpuBuild b = build_npu(p, sample_schedule("depthwise/schedules/ascend_matrix.json"), keep, opt);
-    return b.backend.module;
+    return module_after("early_sets", "depthwise", kDepthwise, "depthwise/schedules/ascend_matrix.json");
 }
 
 // The prefetch's load writes the copy of the current iteration instead of the next one's.

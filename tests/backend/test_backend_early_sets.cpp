@@ -32,12 +32,7 @@ int flags(const isa::Program &p, isa::Pipe src, isa::Pipe dst, bool moved) {
 }
 
 nir::NpuModule attention_after_early_sets() {
-    static ArchSpec keep = load_arch("ascend-like"); // the module points at its arch
-    HalidePipeline p = build_halide_pipeline("attention", resolve_params(find_generator("attention"), kAttention));
-    PassOptions opt;
-    opt.stop_after = "early_sets";
-    NpuBuild b = build_npu(p, sample_schedule("attention/schedules/ascend_flash_bk256.json"), keep, opt);
-    return b.backend.module;
+    return module_after("early_sets", "attention", kAttention, "attention/schedules/ascend_flash_bk256.json");
 }
 
 // Moves the first set of a moved flag to the start of the kernel: it then
