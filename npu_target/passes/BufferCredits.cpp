@@ -23,7 +23,7 @@ struct Plan {
     std::string loop;
     Pipe writer;
     std::vector<std::pair<Pipe, int>> readers; // pipe, event id
-    int copies;
+    int credits; // initial credits: the copies, less how many iterations ahead the writer writes
 };
 
 bool writes_on(const nir::NpuModule &m, const Stmt &s, const std::string &buffer, Pipe w) {
@@ -105,7 +105,14 @@ private:
             if (u.writers.size() != 1 || u.writers.count(Pipe::S) || u.readers.count(Pipe::S)) {
                 continue;
             }
-            Plan p{b.name, op->name, *u.writers.begin(), {}, b.buffers};
+            // Written `ahead` iterations early (advance_head's prefetch): body
+            // t writes copy t + ahead, which body t + ahead - N used last, so
+            // it takes the credit that body returned: N - ahead initial ones.
+            const int ahead = most_ahead(m_, body, b.name, true);
+            if (ahead >= b.buffers) {
+                continue;
+            }
+            Plan p{b.name, op->name, *u.writers.begin(), {}, b.buffers - ahead};
             for (Pipe r : u.readers) {
                 if (r == p.writer) {
                     continue;
@@ -143,7 +150,7 @@ private:
         std::vector<Stmt> all, after;
         for (const Plan &p : it->second) {
             for (const auto &[r, e] : p.readers) {
-                for (int c = 0; c < p.copies; c++) {
+                for (int c = 0; c < p.credits; c++) {
                     all.push_back(nir::SyncOp{isa::Op::SET_FLAG, r, p.writer, e}.make());
                     initial_sets[all.back().as<Evaluate>()] = p.buffer;
                     after.push_back(nir::SyncOp{isa::Op::WAIT_FLAG, r, p.writer, e}.make());

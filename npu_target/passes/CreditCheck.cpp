@@ -117,6 +117,22 @@ std::vector<std::string> credit_protocol_violations(const nir::NpuModule &m) {
             continue;
         }
         const Pipe W = *all.writers.begin();
+        // A writer that writes the copy of a later iteration (advance_head's
+        // prefetch) takes, in body t, the credit of the body that used copy
+        // t + ahead last: N - ahead initial credits. Every read is of the
+        // current iteration's copy, which the body's return hands back.
+        const int ahead = most_ahead(m, site->second.alloc->body, name, true);
+        const int credits = b.buffers - ahead;
+        if (most_ahead(m, site->second.alloc->body, name, false) != 0) {
+            bad("a read reaches the copy of a later iteration; the credit returned at the end of a body frees only "
+                "its own copy");
+            continue;
+        }
+        if (credits < 1) {
+            bad("it is written " + std::to_string(ahead) + " iterations ahead with " + std::to_string(b.buffers) +
+                " copies");
+            continue;
+        }
         const std::string scope = b.rotate_scope.empty() ? b.rotate_loop : b.rotate_scope;
         auto seq_it = sv.sequence_of_loop.find(scope);
         for (Pipe R : b.credit_readers) {
@@ -180,17 +196,17 @@ std::vector<std::string> credit_protocol_violations(const nir::NpuModule &m) {
                     after += seen && is_flag(s, Op::WAIT_FLAG, R, W, event);
                 }
             }
-            if (before != b.buffers || after != b.buffers) {
-                bad("around its rotation scope " + scope + " there must be " + std::to_string(b.buffers) +
-                    " initial set_flag(s) and " + std::to_string(b.buffers) + " final wait_flag(s) (" + pair +
+            if (before != credits || after != credits) {
+                bad("around its rotation scope " + scope + " there must be " + std::to_string(credits) +
+                    " initial set_flag(s) and " + std::to_string(credits) + " final wait_flag(s) (" + pair +
                     ", event " + std::to_string(event) + "); found " + std::to_string(before) + " and " +
                     std::to_string(after));
             }
             const int sets_total = sv.flags[set_key], waits_total = sv.flags[wait_key];
-            if (sets_total != b.buffers + 1 || waits_total != b.buffers + 1) {
+            if (sets_total != credits + 1 || waits_total != credits + 1) {
                 bad("the flag " + pair + " event " + std::to_string(event) + " is used elsewhere too (" +
                     std::to_string(sets_total) + " set_flags and " + std::to_string(waits_total) +
-                    " wait_flags in the kernel, expected " + std::to_string(b.buffers + 1) + " each)");
+                    " wait_flags in the kernel, expected " + std::to_string(credits + 1) + " each)");
             }
         }
     }
