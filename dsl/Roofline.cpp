@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <tuple>
 
 namespace tessel {
 
@@ -35,6 +36,10 @@ public:
     double fix_bytes = 0; // epilogue output bytes the FIX engine can produce
     std::map<std::string, double> vec_bytes; // op cost key -> element bytes processed
     int64_t vector_elements = 0;
+    /** The casts of loaded elements, per buffer and target type: the most bytes one Func's
+     * definition casts. Several Funcs casting the same input (LayerNorm's mean and centered
+     * both widen x) need it converted once: the machine keeps the widened copy. */
+    std::map<std::tuple<std::string, int, int>, double> load_casts;
 
 private:
     using IRVisitor::visit;
@@ -81,6 +86,9 @@ private:
         for (const auto &kv : ops.bytes) {
             vec_bytes[kv.first] += kv.second;
         }
+        for (const auto &kv : ops.load_casts) {
+            load_casts[kv.first] = std::max(load_casts[kv.first], kv.second);
+        }
         vector_elements += static_cast<int64_t>(n);
     }
 
@@ -117,7 +125,8 @@ private:
             e.accept(&v);
             return v.names;
         }
-        void add(const std::string &key, const Expr &node, int width) {
+        // The bytes an operation processes: once per point of the loops it depends on.
+        double bytes_of(const Expr &node, int width) const {
             const std::set<std::string> used = vars_of(node);
             double n = lanes;
             for (const auto &l : loops) {
@@ -125,8 +134,9 @@ private:
                     n *= l.second;
                 }
             }
-            bytes[key] += n * width;
+            return n * width;
         }
+        void add(const std::string &key, const Expr &node, int width) { bytes[key] += bytes_of(node, width); }
         // A load's index is address arithmetic, not work on the data.
         void visit(const Load *) override {}
         void visit(const Let *op) override {
@@ -177,12 +187,17 @@ private:
         }
         void visit(const Max *op) override { min_max(op, "max"); }
         // Casting the same buffer's elements at several offsets (a stencil's
-        // taps) converts each element once over the whole domain: counted once.
+        // taps) converts each element once over the whole domain: counted once,
+        // and across Funcs once (load_casts, merged by CountWork).
         std::set<std::string> cast_loads;
+        std::map<std::tuple<std::string, int, int>, double> load_casts; // (buffer, type code, bits) -> bytes
         void visit(const Cast *op) override {
             const Load *l = op->value.as<Load>();
-            if (!l || cast_loads.insert(l->name).second) {
-                add("cast", op, std::max(op->type.bytes(), op->value.type().bytes()));
+            const int width = std::max(op->type.bytes(), op->value.type().bytes());
+            if (!l) {
+                add("cast", op, width);
+            } else if (cast_loads.insert(l->name).second) {
+                load_casts[{l->name, static_cast<int>(op->type.code()), op->type.bits()}] += bytes_of(op, width);
             }
             IRVisitor::visit(op);
         }
@@ -254,6 +269,9 @@ Roofline compute_roofline(const std::string &generator, const ParamMap &params, 
             w.vec_bytes["mul"] += static_cast<double>(n) * dtype_bytes(dt);
             w.vec_bytes["add"] += static_cast<double>(n) * dtype_bytes(dt);
         }
+    }
+    for (const auto &kv : w.load_casts) {
+        w.vec_bytes["cast"] += kv.second;
     }
     for (const auto &[op, bytes] : w.vec_bytes) {
         vec_cycles += std::ceil(bytes / arch.vector.bytes_per_repeat) * arch.vector.cycles_for(op);

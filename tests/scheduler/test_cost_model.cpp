@@ -260,6 +260,22 @@ TEST(Roofline, MaximumOfAWideningInTheNarrowType) {
     EXPECT_EQ(h.vector_op_bytes.at("cast"), 2 * 64.0 * 1024 * 4) << "x widened once (exp) and the result narrowed once";
 }
 
+// LayerNorm casts x to fp32 in two Funcs, mean's sum and centered = x - mean / n:
+// the machine widens each element once and both read the widened copy (the
+// kernel's one VCAST per band). The limit counted the widening in each Func, 16
+// repeats per 1024-element row above what any schedule needs, so it was not a
+// lower bound: 8232 -> 7208 cycles at 64 x 1024 (x once, gamma and beta once,
+// the result narrowed once).
+TEST(Roofline, AnInputWidenedInSeveralFuncsIsWidenedOnce) {
+    const ArchSpec arch = load_arch("ascend-like");
+    const Roofline ln = compute_roofline(
+        "layernorm", resolve_params(find_generator("layernorm"), {{"ROWS", "64"}, {"COLS", "1024"}, {"dtype", "fp16"}}),
+        arch);
+    EXPECT_EQ(ln.vector_op_bytes.at("cast"), 2 * 64.0 * 1024 * 4 + 2 * 1024.0 * 4);
+    EXPECT_EQ(ln.t_phys_cycles, 7208);
+    EXPECT_EQ(ln.binding_resource, "vector");
+}
+
 // An integer division by 2^k (gemm_q8's `>> shift`, which Halide simplifies
 // into a division) is one shift per element (VSHRS, 1 cycle per repeat), not a
 // division (4): the limit counts what the machine needs.
