@@ -146,14 +146,16 @@ double dma_cycles(const ArchSpec &a, const std::string &src, const std::string &
         const double first = std::min(edge->bytes_per_cycle, gm);
         const bool l2 = a.chip.l2_bytes > 0 && a.chip.l2_rd_bytes_per_cycle > 0;
         const double hit = l2 ? a.chip.l2_rd_bytes_per_cycle : first;
-        // The L2 fills whole lines: a run shorter than a line misses only on the
-        // first of the runs that share its line (the chunks beside it in the
-        // row hit), so only run / line of the first-touch bytes miss.
-        double miss = 1 - reread;
-        if (l2 && !merged && a.chip.l2_line_bytes > 0 && run_bytes < a.chip.l2_line_bytes) {
-            miss *= static_cast<double>(run_bytes) / a.chip.l2_line_bytes;
+        // The L2 fills sectors (the simulator's L2Cache): every first-touch byte comes
+        // from GM, in whole sectors, so a run shorter than a sector fetches all of it.
+        const double miss = 1 - reread;
+        double fetched = 1;
+        if (l2 && a.chip.l2_sector_bytes > 0) {
+            const int64_t sector = a.chip.l2_sector_bytes;
+            fetched = std::max(1.0, static_cast<double>((run_bytes + sector - 1) / sector * sector) /
+                                        static_cast<double>((run_bytes + burst - 1) / burst * burst));
         }
-        cycles = bytes * (miss / first + (1 - miss) / hit);
+        cycles = bytes * (miss * fetched / first + (1 - miss) / hit);
     } else if (gm_dst) {
         const double w = a.chip.l2_bytes > 0 && a.chip.l2_wr_bytes_per_cycle > 0 ? a.chip.l2_wr_bytes_per_cycle
                                                                                  : ld->wr_bytes_per_cycle;

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -610,6 +611,7 @@ std::string ArchSpec::to_json(int indent) const {
          {{"cores", chip.cores},
           {"l2_bytes", chip.l2_bytes},
           {"l2_line_bytes", chip.l2_line_bytes},
+          {"l2_sector_bytes", chip.l2_sector_bytes},
           {"l2_rd_bytes_per_cycle", chip.l2_rd_bytes_per_cycle},
           {"l2_wr_bytes_per_cycle", chip.l2_wr_bytes_per_cycle},
           {"l2_latency", chip.l2_latency},
@@ -702,11 +704,18 @@ ArchSpec parse_arch(const std::string &json_text, const std::string &origin) {
     }
     const json &c = r.object(*r.find(root, "", "chip", true), "chip");
     r.keys(c, "chip",
-           {"cores", "l2_bytes", "l2_line_bytes", "l2_rd_bytes_per_cycle", "l2_wr_bytes_per_cycle", "l2_latency",
+           {"cores", "l2_bytes", "l2_line_bytes", "l2_sector_bytes", "l2_rd_bytes_per_cycle", "l2_wr_bytes_per_cycle", "l2_latency",
             "gm_bytes_per_cycle", "gm_aggregate_bytes_per_cycle", "gm_latency", "gm_shared_rw_port"});
     a.chip.cores = static_cast<int>(r.integer(c, "chip", "cores", true, 1, 1, 65535));
     a.chip.l2_bytes = static_cast<uint64_t>(r.integer(c, "chip", "l2_bytes", false, 0, 0));
     a.chip.l2_line_bytes = static_cast<int>(r.integer(c, "chip", "l2_line_bytes", false, 512, 1, 1 << 20));
+    a.chip.l2_sector_bytes =
+        static_cast<int>(r.integer(c, "chip", "l2_sector_bytes", false, std::min(32, a.chip.l2_line_bytes), 1, 1 << 20));
+    if (a.chip.l2_line_bytes % a.chip.l2_sector_bytes != 0 || a.chip.l2_line_bytes / a.chip.l2_sector_bytes > 64) {
+        r.fail("chip.l2_sector_bytes", "must divide l2_line_bytes " + std::to_string(a.chip.l2_line_bytes) +
+                                           " into at most 64 sectors (got " + std::to_string(a.chip.l2_sector_bytes) +
+                                           ")");
+    }
     bool l2 = a.chip.l2_bytes > 0;
     a.chip.l2_rd_bytes_per_cycle = r.num(c, "chip", "l2_rd_bytes_per_cycle", l2, 0, 0, l2);
     a.chip.l2_wr_bytes_per_cycle = r.num(c, "chip", "l2_wr_bytes_per_cycle", l2, 0, 0, l2);

@@ -114,6 +114,7 @@ struct ChipModel {
     int cores = 1;
     uint64_t l2_bytes = 0;            // 0 = no L2: every GM access at the GM rate
     int l2_line_bytes = 512;
+    int l2_sector_bytes = 32;         // fill granularity: a miss fetches the sectors it touches
     double l2_rd_bytes_per_cycle = 0; // per core
     double l2_wr_bytes_per_cycle = 0;
     int l2_latency = 0;

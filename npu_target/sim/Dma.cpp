@@ -239,7 +239,6 @@ DmaCost Machine::exec_dma(Core &c, const isa::Instr &in, const Queued &q, Range 
     const int64_t burst = std::max(1, e.burst_bytes);
     const uint64_t align = static_cast<uint64_t>(std::max(1, e.align_bytes));
     const double misalign = e.misalign_factor > 0 ? e.misalign_factor : 1.0;
-    const uint64_t line = l2.line_bytes();
     double cycles = 0, gm_bytes = 0;
     int64_t hits = 0, misses = 0;
 
@@ -248,27 +247,16 @@ DmaCost Machine::exec_dma(Core &c, const isa::Instr &in, const Queued &q, Range 
         const double scale = charged / static_cast<double>(len);
         if (src_gm) {
             const double mis = (saddr % align) ? misalign : 1.0;
-            int64_t h = 0, m = 0;
-            if (l2.enabled()) {
-                for (uint64_t a = saddr; a < saddr + static_cast<uint64_t>(len);) {
-                    uint64_t end = std::min(saddr + static_cast<uint64_t>(len), (a / line + 1) * line);
-                    (l2.touch(a / line) ? h : m) += static_cast<int64_t>(end - a);
-                    a = end;
-                }
-            } else {
-                m = len;
-            }
-            hits += h;
-            misses += m;
-            cycles += scale * (static_cast<double>(h) / (hit_rate * mis) + static_cast<double>(m) / (miss_rate * mis));
-            gm_bytes += scale * static_cast<double>(m);
+            const L2Read got = l2.read(saddr, static_cast<uint64_t>(len));
+            hits += got.hit;
+            misses += got.miss;
+            // A miss brings whole sectors from GM (at least the burst-rounded bytes read).
+            const double from_gm = std::max(static_cast<double>(got.fetched), scale * static_cast<double>(got.miss));
+            cycles += scale * static_cast<double>(got.hit) / (hit_rate * mis) + from_gm / (miss_rate * mis);
+            gm_bytes += from_gm;
         } else if (dst_gm) {
             const double mis = (daddr % align) ? misalign : 1.0;
-            if (l2.enabled()) { // write-allocate: later reads of written lines hit
-                for (uint64_t a = daddr / line; a <= (daddr + static_cast<uint64_t>(len) - 1) / line; ++a) {
-                    l2.touch(a);
-                }
-            }
+            l2.write(daddr, static_cast<uint64_t>(len)); // write-allocate: later reads of written data hit
             cycles += charged / (write_rate * mis);
             gm_bytes += charged;
             report.gm_write_bytes += static_cast<int64_t>(charged);

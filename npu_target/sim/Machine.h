@@ -43,19 +43,37 @@ struct GmSegment {
     int arg = 0;
 };
 
-/** Capacity-limited LRU of GM lines, shared by every core. */
+/** Bytes of one GM read as the L2 served them. */
+struct L2Read {
+    int64_t hit = 0;     // bytes read from resident sectors
+    int64_t miss = 0;    // bytes read from sectors that were not resident
+    int64_t fetched = 0; // bytes the misses brought from GM: whole sectors
+};
+
+/**
+ * Capacity-limited LRU of GM lines, shared by every core. A line is filled in sectors: a
+ * miss fetches the sectors the read touches (not the whole line), so a strided read of part
+ * of a line does not make the rest of it resident.
+ */
 class L2Cache {
 public:
-    void configure(uint64_t capacity_bytes, uint64_t line_bytes);
-    /** Touches the line; true if it was resident. Inserts it (evicting the LRU line). */
-    bool touch(uint64_t line);
-    uint64_t line_bytes() const { return line_bytes_; }
+    void configure(uint64_t capacity_bytes, uint64_t line_bytes, uint64_t sector_bytes);
+    /** Reads [addr, addr + len): the missing sectors are fetched (inserting the line, evicting the LRU line). */
+    L2Read read(uint64_t addr, uint64_t len);
+    /** Write-allocate: the sectors [addr, addr + len) touches become resident. */
+    void write(uint64_t addr, uint64_t len);
     bool enabled() const { return capacity_lines_ > 0; }
 
 private:
-    uint64_t capacity_lines_ = 0, line_bytes_ = 512;
+    /** The line's resident-sector mask (inserting the line, empty, if absent); marks it most recent. */
+    uint64_t &line(uint64_t index);
+    uint64_t capacity_lines_ = 0, line_bytes_ = 512, sector_bytes_ = 32;
+    struct Line {
+        std::list<uint64_t>::iterator at;
+        uint64_t sectors = 0; // bit i: sector i is resident
+    };
     std::list<uint64_t> lru_; // front = most recent
-    std::unordered_map<uint64_t, std::list<uint64_t>::iterator> where_;
+    std::unordered_map<uint64_t, Line> where_;
 };
 
 /** A non-scalar instruction waiting in a pipe queue, register operands captured at issue. */

@@ -27,29 +27,70 @@ std::vector<uint64_t> gm_arg_addresses(const isa::Program &prog) {
 
 namespace detail {
 
-void L2Cache::configure(uint64_t capacity_bytes, uint64_t line_bytes) {
+void L2Cache::configure(uint64_t capacity_bytes, uint64_t line_bytes, uint64_t sector_bytes) {
     line_bytes_ = line_bytes ? line_bytes : 512;
+    sector_bytes_ = sector_bytes && line_bytes_ % sector_bytes == 0 && line_bytes_ / sector_bytes <= 64 ? sector_bytes
+                                                                                                       : line_bytes_;
     capacity_lines_ = capacity_bytes / line_bytes_;
     lru_.clear();
     where_.clear();
 }
 
-bool L2Cache::touch(uint64_t line) {
-    if (capacity_lines_ == 0) {
-        return false;
-    }
-    auto it = where_.find(line);
+uint64_t &L2Cache::line(uint64_t index) {
+    auto it = where_.find(index);
     if (it != where_.end()) {
-        lru_.splice(lru_.begin(), lru_, it->second);
-        return true;
+        lru_.splice(lru_.begin(), lru_, it->second.at);
+        return it->second.sectors;
     }
     if (where_.size() >= capacity_lines_) {
         where_.erase(lru_.back());
         lru_.pop_back();
     }
-    lru_.push_front(line);
-    where_[line] = lru_.begin();
-    return false;
+    lru_.push_front(index);
+    Line &l = where_[index];
+    l.at = lru_.begin();
+    return l.sectors;
+}
+
+L2Read L2Cache::read(uint64_t addr, uint64_t len) {
+    L2Read r;
+    if (capacity_lines_ == 0) {
+        r.miss = r.fetched = static_cast<int64_t>(len);
+        return r;
+    }
+    for (uint64_t a = addr, end = addr + len; a < end;) {
+        uint64_t &sectors = line(a / line_bytes_);
+        const uint64_t line_end = std::min(end, (a / line_bytes_ + 1) * line_bytes_);
+        while (a < line_end) {
+            const uint64_t s = (a % line_bytes_) / sector_bytes_;
+            const uint64_t upto = std::min(line_end, (a / sector_bytes_ + 1) * sector_bytes_);
+            const auto bytes = static_cast<int64_t>(upto - a);
+            if (sectors >> s & 1u) {
+                r.hit += bytes;
+            } else {
+                r.miss += bytes;
+                r.fetched += static_cast<int64_t>(sector_bytes_);
+                sectors |= uint64_t{1} << s;
+            }
+            a = upto;
+        }
+    }
+    return r;
+}
+
+void L2Cache::write(uint64_t addr, uint64_t len) {
+    if (capacity_lines_ == 0 || len == 0) {
+        return;
+    }
+    for (uint64_t a = addr, end = addr + len; a < end;) {
+        uint64_t &sectors = line(a / line_bytes_);
+        const uint64_t line_end = std::min(end, (a / line_bytes_ + 1) * line_bytes_);
+        const uint64_t first = (a % line_bytes_) / sector_bytes_, last = ((line_end - 1) % line_bytes_) / sector_bytes_;
+        for (uint64_t s = first; s <= last; ++s) {
+            sectors |= uint64_t{1} << s;
+        }
+        a = line_end;
+    }
 }
 
 void Machine::setup_memory(std::vector<Tensor> &args) {
@@ -87,7 +128,8 @@ void Machine::setup_memory(std::vector<Tensor> &args) {
             c.regs[1 + i] = static_cast<int64_t>(addr[i]);
         }
     }
-    l2.configure(arch.chip.l2_bytes, static_cast<uint64_t>(std::max(1, arch.chip.l2_line_bytes)));
+    l2.configure(arch.chip.l2_bytes, static_cast<uint64_t>(std::max(1, arch.chip.l2_line_bytes)),
+                 static_cast<uint64_t>(std::max(1, arch.chip.l2_sector_bytes)));
 }
 
 bool Machine::is_gm(int level) const {

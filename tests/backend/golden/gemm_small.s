@@ -4,7 +4,7 @@
 # offset), the flags match the NPU IR of insert_sync one for one, and the program ends
 # with end.
 .kernel "gemm"
-.arch "ascend-like" "017f8336c361a455"
+.arch "ascend-like" "2f8b26cf0fe57db9"
 .cores 1
 .arg "A" fp16 32x32 in
 .arg "B" fp16 32x32 in
