@@ -123,7 +123,7 @@ TEST(AdvanceHead, SoftmaxUnchanged) {
 // loads then start only after the previous band's MMADs; no fewer cycles).
 namespace {
 
-const tessel::ParamMap kDepthwise{{"H", "14"}, {"W", "28"}, {"C", "128"}, {"K", "3"}, {"dtype", "fp16"}, {"form", "matrix"}};
+const tessel::ParamMap kDepthwise{{"H", "8"}, {"W", "28"}, {"C", "128"}, {"K", "3"}, {"dtype", "fp16"}, {"form", "matrix"}};
 
 // The starts of the input band loads (GM -> L1) and of the first MMAD.
 std::pair<std::vector<uint64_t>, uint64_t> band_loads(const NpuRun &r) {
