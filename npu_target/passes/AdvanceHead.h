@@ -24,6 +24,17 @@
 // then the first key block's score product, which the block loop's own
 // advance put before it); that run stays at the top of the body.
 //
+// The prefetch form: a body that starts with loads into buffers multi-buffered
+// on the loop (depthwise's input band, GM -> L1, two copies) loads the copy of
+// iteration t + 1 in iteration t: each load becomes `if (t == min) load(t)`
+// and, after the last, `if (t + 1 < end) load(t + 1)`, in place. The copy an
+// access reaches is read from its index (copies_ahead, InsertSync.h), so the
+// hazard analysis keeps the two copies apart and the writer gets N - 1 initial
+// credits (insert_buffer_credits, CreditCheck). Only when the loads read
+// nothing the body writes, no other operation of the body is on their pipes
+// or writes their buffers, and one iteration gives another pipe a full queue
+// of operations (the scalar unit would stall there before the next load).
+//
 // A loop qualifies when its body has vector operations, the head's operations are single DMAs and MMADs (not
 // in an inner loop or a branch), the buffers they write are single-copy, nothing
 // after the insertion point writes what they read or write, nothing after the
