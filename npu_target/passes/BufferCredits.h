@@ -4,7 +4,9 @@
 // The double-buffering protocol for multi-buffered buffers (buffers=N rotating
 // on loop L, written by one pipe W, read by pipes R): flags used as credits.
 //
-//     N x set_flag(R, W, e)            before L: every copy starts free
+//     N x set_flag(R, W, e)            before L: every copy starts free (moved up to
+//                                      the first earlier work on R that no statement
+//                                      using the buffer's bytes or the flag precedes)
 //     for L:
 //       wait_flag(R, W, e)             before W writes its copy: a free copy
 //       W writes copy t % N
