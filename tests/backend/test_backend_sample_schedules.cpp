@@ -40,6 +40,9 @@ std::vector<SampleCase> sample_cases() {
          "ascend-like", "gemm/schedules/ascend_bpanel_int8.json", 0, true},
         // The bench's int8 schedule: a 1024 x 256 B panel through the ring, 64 x 256 tiles, A in
         // 64 x 512 chunks, three buffers (two column bands here, so the ring reloads once).
+        // B loaded once (in pieces), A per 64-row band: the bench's 256^3 fp16 row.
+        {"GemmAscendBOnceFp16", "gemm", {{"M", "128"}, {"N", "256"}, {"K", "256"}, {"dtype", "fp16"}},
+         "ascend-like", "gemm/schedules/ascend_b_once.json", 1e-4, true},
         {"GemmAscendBPanel256Int8", "gemm", {{"M", "256"}, {"N", "512"}, {"K", "1024"}, {"dtype", "int8"}},
          "ascend-like", "gemm/schedules/ascend_bpanel256_int8.json", 0, true},
         {"GemmAutoInt8Int8", "gemm", {{"M", "128"}, {"N", "256"}, {"K", "256"}, {"dtype", "int8"}}, "auto-int8",
