@@ -91,6 +91,9 @@ struct Plan {
     int64_t tail = 0;                 // loaded once: where the last piece starts, if it is split (0: not split)
     std::vector<int64_t> tail_pieces; // loaded once: the split last piece's parts, in elements
     int64_t row = 0;                  // loaded once: a part's row length
+    // A scratch buffer the next iteration's late pieces are read into during
+    // this one, so that their loads in its first tile hit in the L2 ("" = none).
+    std::string warm;
     int raw = -1, war = -1;
 };
 
@@ -452,6 +455,52 @@ private:
         return Block::make({load, p.read.make()});
     }
 
+    // A scratch buffer of one piece in a level the writer's engine reaches from
+    // the panel's source (other than the panel's), where it fits next to
+    // everything else; "" when none does.
+    std::string warm_buffer(const Plan &p, const nir::BufferInfo &b, const Allocate *panel) {
+        // The trial places the scratch where the rewrite will: around the panel's allocation.
+        struct Wrap : public IRMutator {
+            const Allocate *panel;
+            std::string name;
+            Type type;
+            int64_t elems;
+            using IRMutator::visit;
+            Stmt visit(const Allocate *op) override {
+                Stmt s = IRMutator::visit(op);
+                return op == panel ? Allocate::make(name, type, MemoryType::Auto, {make_const(Int(32), elems)},
+                                                    const_true(), s)
+                                   : s;
+            }
+        };
+        const std::string &from = m_.buffers.at(p.load.src.buffer).level;
+        for (const auto &e : m_.arch->engines[p.load.engine].edges) {
+            if (e.src != from || e.dst == b.level) {
+                continue;
+            }
+            nir::BufferInfo w;
+            w.name = b.name + ".warm";
+            w.type = b.type;
+            w.elems = p.slot_elems;
+            w.level = e.dst;
+            w.directive = b.directive;
+            nir::NpuModule trial = m_;
+            trial.buffers[w.name] = w;
+            trial.buffers.at(b.name).elems = p.slots * p.slot_elems;
+            Wrap wrap;
+            wrap.panel = panel;
+            wrap.name = w.name;
+            wrap.type = w.type;
+            wrap.elems = w.elems;
+            trial.body = wrap.mutate(trial.body);
+            if (allocate_buffers(trial).overflow_message.empty()) {
+                m_.buffers[w.name] = w;
+                return w.name;
+            }
+        }
+        return "";
+    }
+
     Stmt rewrite_writer(const Plan &p) const {
         // The first panel is loaded by its reader (first_load); later ones by rewrite_reader.
         return Evaluate::make(0);
@@ -508,7 +557,23 @@ private:
         Expr spread = (idx % unit) == 0 && q < i32(free_slots) &&
                       tile == skip + (q * (tiles - 1 - skip)) / i32(free_slots) && not_last_o;
         const Stmt release = flag(isa::Op::SET_FLAG, p.R, p.W, p.war);
-        return Block::make({first_piece, IfThenElse::make(simplify(first), flag(isa::Op::WAIT_FLAG, p.W, p.R, p.raw)),
+        // The next iteration's late piece free_slots + k is read into the
+        // scratch buffer at the first chunk of tile tiles - 1 - rest + k (the
+        // tiles before the last): nothing reads the copy, but the L2 keeps the
+        // piece, and the next iteration's first tile, where every late piece and
+        // that tile's own operands share the writer, reads it at the L2 rate.
+        Stmt warm = Evaluate::make(0);
+        if (!p.warm.empty() && rest > 0) {
+            const Expr k = tile - (tiles - 1 - i32(rest));
+            nir::DmaOp w = p.load;
+            w.dst = {p.warm, i32(0)};
+            w.src.index = simplify(substitute(p.loop->name, o + 1, p.load.src.index) +
+                                   (k + i32(free_slots)) * i32(p.src_step));
+            w.dims = p.dims;
+            warm = IfThenElse::make(simplify((idx % unit) == 0 && q == 0 && tile > 0 && k >= 0 && k < i32(rest) && o > p.loop->min && not_last_o),
+                                    w.make());
+        }
+        return Block::make({warm, first_piece, IfThenElse::make(simplify(first), flag(isa::Op::WAIT_FLAG, p.W, p.R, p.raw)),
                             d.make(), late, IfThenElse::make(simplify(spread), piece_load(p, q, o + 1)),
                             IfThenElse::make(simplify(last), release)});
     }
@@ -556,6 +621,9 @@ private:
         if (!p) {
             return IRMutator::visit(op);
         }
+        if (p->loop && p->slots < 2 * p->pieces) {
+            p->warm = warm_buffer(*p, m_.buffers.at(op->name), op);
+        }
         active_ = &*p;
         Stmt body = mutate(op->body);
         active_ = nullptr;
@@ -587,10 +655,18 @@ private:
             << piece_bytes / 1024 << " KiB (" << p->pieces << " pieces per iteration of " << p->loop->name
             << "): the next iteration's first " << p->slots - p->pieces
             << " pieces load during this one, the rest as the last tile frees slots";
+        if (!p->warm.empty()) {
+            msg << "; those are read ahead into " << p->warm << " (" << m_.buffers.at(p->warm).level
+                << ") in the tiles before the last, so they load from the L2";
+        }
         note(b, msg.str());
         applied_.emplace(p->loop->name, *p);
-        return Allocate::make(op->name, op->type, op->memory_type, op->extents, op->condition, body, op->new_expr,
-                              op->free_function);
+        Stmt a = Allocate::make(op->name, op->type, op->memory_type, op->extents, op->condition, body, op->new_expr,
+                                op->free_function);
+        if (!p->warm.empty()) {
+            a = Allocate::make(p->warm, b.type, MemoryType::Auto, {i32(p->slot_elems)}, const_true(), a);
+        }
+        return a;
     }
 };
 

@@ -38,6 +38,15 @@
 // operands (GEMM's first A tile) go in front of the later pieces, not behind
 // the whole panel (gemm_q8 512^3: the first MMAD at cycle 3028, was 6319).
 //
+// The late pieces (q >= L) load from GM while the first tile's own operands
+// share the writer, so each is read once ahead, in the tiles before the last
+// of every iteration but the first (whose operands are cold themselves) and the
+// last, into a one-piece scratch buffer `<X>.warm` in another level the
+// writer's engine reaches from the source (ascend-like: UB, which a GEMM does
+// not use); nothing reads the copy, but the L2 keeps the piece and its load in
+// the next iteration's first tile hits (GEMM fp16 2048x2048x1024 with the B
+// panel 1203065 -> 1175772 cycles). No such level with room: no read-ahead.
+//
 // Piece n (counted over all iterations, n = (O - first) x P + p) lives in slot
 // n mod S. Loads, first reads and releases each happen in increasing n, and
 // both flags count, so a first read waits exactly for its piece and a load for

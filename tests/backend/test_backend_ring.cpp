@@ -15,6 +15,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
+
 using namespace tessel;
 using namespace tessel::test;
 using namespace Halide;
@@ -141,6 +144,43 @@ TEST(RingPanels, PanelReloadOverlapsAndVerifies) {
     EXPECT_EQ(ring_panel(plain.backend.module), nullptr);
     EXPECT_LT(ring.report.cycles, plain.report.cycles)
         << "ring " << ring.report.cycles << " cycles, without it " << plain.report.cycles;
+}
+
+// The pieces of the next band's panel that find no free slot load in its first
+// tile, next to that tile's own operands, cold from GM. ring_panels reads them
+// ahead into a one-piece scratch buffer in UB (MTE2 reaches it; nothing reads the
+// copy) in the tiles before the last of every band but the first (whose operands
+// are all cold) and the last, so those loads hit in the L2. The same kernel on a
+// copy of ascend-like whose MTE2 cannot write UB has no scratch level and no
+// read-ahead. (B panel 1024 x 128 fp16: 8 pieces of 32 KiB in 12 slots, 4 late.)
+TEST(RingPanels, LatePiecesAreReadAheadIntoTheL2) {
+    const ScheduleSpec spec = sample_schedule("gemm/schedules/ascend_bpanel_k256.json");
+    const tessel::ParamMap shape{{"M", "1024"}, {"N", "512"}, {"K", "1024"}, {"dtype", "fp16"}};
+    ArchSpec no_ub = load_arch("ascend-like");
+    for (auto &e : no_ub.engines) {
+        if (e.name == "MTE2") {
+            e.edges.erase(std::remove_if(e.edges.begin(), e.edges.end(), [](const DmaEdge &d) { return d.dst == "UB"; }),
+                          e.edges.end());
+        }
+    }
+    const std::string path = ::testing::TempDir() + "ascend_like_no_mte2_ub.json";
+    std::ofstream(path) << no_ub.to_json();
+    const uint64_t seed = fresh_seed();
+    NpuRun ahead = run_npu("gemm", shape, spec, "ascend-like", seed, 1e-4, 1e-4);
+    NpuRun plain = run_npu("gemm", shape, spec, path, seed, 1e-4, 1e-4);
+    EXPECT_EQ(ahead.cmp.mismatches, 0) << failure(ahead);
+    EXPECT_EQ(plain.cmp.mismatches, 0) << failure(plain);
+    const nir::BufferInfo *b = ring_panel(ahead.backend.module);
+    ASSERT_NE(b, nullptr) << "the B panel is not reloaded through a ring";
+    ASSERT_LT(b->pieces.slots, 2 * b->pieces.count) << "no late pieces at this shape";
+    auto w = ahead.backend.module.buffers.find(b->name + ".warm");
+    ASSERT_NE(w, ahead.backend.module.buffers.end()) << "the late pieces are not read ahead";
+    EXPECT_EQ(w->second.level, "UB");
+    EXPECT_EQ(plain.backend.module.buffers.count(b->name + ".warm"), 0u);
+    // Bands 1 and 2 read the next band's 4 late pieces ahead: 8 x 32 KiB more L2 hits.
+    EXPECT_EQ(ahead.report.l2_hit_bytes - plain.report.l2_hit_bytes, 8 * 32 * 1024);
+    EXPECT_LT(ahead.report.cycles, plain.report.cycles)
+        << "read ahead " << ahead.report.cycles << " cycles, without " << plain.report.cycles;
 }
 
 TEST(RingPanels, ColumnPanelVerifies) {
