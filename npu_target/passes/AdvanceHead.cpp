@@ -3,6 +3,7 @@
 #include "npu_target/passes/LoopBody.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace tessel {
 
@@ -179,17 +180,10 @@ private:
                 }
             }
         }
-        Leaves head_vars(m_, nullptr);
-        for (size_t i = 0; i < h; i++) {
-            all.leaves[i].s.accept(&head_vars);
-            if (occurrences(body, all.leaves[i].s.get()) != 1) {
-                return Stmt();
-            }
-        }
-        for (const auto &name : head_vars.used) {
-            if (name != op->name && all.defined.count(name)) {
-                return Stmt();
-            }
+        std::vector<size_t> head_at(h);
+        std::iota(head_at.begin(), head_at.end(), 0);
+        if (!movable_head(all, head_at, body, op->name)) {
+            return Stmt();
         }
         // The loads of t + 1 go together after the last load of t (inside every
         // head buffer's allocation), so a consumer's flag can be set after
@@ -214,6 +208,22 @@ private:
             new_body = Replace(s.get(), now).mutate(new_body);
         }
         return For::make(op->name, op->min, op->extent, op->for_type, op->device_api, new_body);
+    }
+
+    // Whether the head operations `at` of `all` each occur once in `body` and use
+    // only the loop's variable and those bound outside the loop (so a copy of
+    // them can run an iteration early, or before the loop).
+    bool movable_head(const Leaves &all, const std::vector<size_t> &at, const Stmt &body,
+                      const std::string &loop) const {
+        Leaves vars(m_, nullptr);
+        for (size_t i : at) {
+            all.leaves[i].s.accept(&vars);
+            if (occurrences(body, all.leaves[i].s.get()) != 1) {
+                return false;
+            }
+        }
+        return std::none_of(vars.used.begin(), vars.used.end(),
+                            [&](const std::string &name) { return name != loop && all.defined.count(name); });
     }
 
     // The loop rewritten, or undefined when it does not qualify.
@@ -310,25 +320,12 @@ private:
                 }
             }
         }
-        // The head may use only the loop's variable and those bound outside the loop.
-        Leaves head_vars(m_, nullptr);
+        if (!movable_head(all, head_at, body, op->name) || occurrences(body, last->top.get()) != 1) {
+            return Stmt();
+        }
         std::vector<Stmt> head;
         for (size_t i : head_at) {
             head.push_back(all.leaves[i].s);
-            all.leaves[i].s.accept(&head_vars);
-        }
-        for (const auto &name : head_vars.used) {
-            if (name != op->name && all.defined.count(name)) {
-                return Stmt();
-            }
-        }
-        if (occurrences(body, last->top.get()) != 1) {
-            return Stmt();
-        }
-        for (size_t i : head_at) {
-            if (occurrences(body, all.leaves[i].s.get()) != 1) {
-                return Stmt();
-            }
         }
         const Stmt head_stmt = Block::make(head);
         const Expr v = Variable::make(Int(32), op->name);

@@ -85,9 +85,8 @@ int most_ahead(const nir::NpuModule &m, const Stmt &s, const std::string &buffer
         void visit(const Evaluate *op) override {
             Accesses a = accesses_of(*m, op);
             const auto &names = write ? a.writes : a.reads;
-            auto it = a.ahead.find(*buffer);
-            if (it != a.ahead.end() && std::find(names.begin(), names.end(), *buffer) != names.end()) {
-                most = std::max(most, it->second);
+            if (std::find(names.begin(), names.end(), *buffer) != names.end()) {
+                most = std::max(most, a.ahead_of(*buffer));
             }
         }
     } w;

@@ -37,6 +37,11 @@ struct Accesses {
     // iteration of their rotation loop: buffer -> how many iterations ahead
     // (advance_head's prefetch; absent: the current iteration's copy).
     std::map<std::string, int> ahead;
+    /** How many iterations ahead the copy of `buffer` this access reaches is (0: the current one). */
+    int ahead_of(const std::string &buffer) const {
+        auto it = ahead.find(buffer);
+        return it == ahead.end() ? 0 : it->second;
+    }
 };
 Accesses accesses_of(const nir::NpuModule &m, const Halide::Internal::Stmt &leaf);
 

@@ -455,6 +455,11 @@ private:
         return Block::make({load, p.read.make()});
     }
 
+    // The allocation of the read-ahead scratch buffer `w` around `body`.
+    static Stmt allocate_warm(const nir::BufferInfo &w, const Stmt &body) {
+        return Allocate::make(w.name, w.type, MemoryType::Auto, {make_const(Int(32), w.elems)}, const_true(), body);
+    }
+
     // A scratch buffer of one piece in a level the writer's engine reaches from
     // the panel's source (other than the panel's), where it fits next to
     // everything else; "" when none does.
@@ -462,15 +467,11 @@ private:
         // The trial places the scratch where the rewrite will: around the panel's allocation.
         struct Wrap : public IRMutator {
             const Allocate *panel;
-            std::string name;
-            Type type;
-            int64_t elems;
+            const nir::BufferInfo *warm;
             using IRMutator::visit;
             Stmt visit(const Allocate *op) override {
                 Stmt s = IRMutator::visit(op);
-                return op == panel ? Allocate::make(name, type, MemoryType::Auto, {make_const(Int(32), elems)},
-                                                    const_true(), s)
-                                   : s;
+                return op == panel ? allocate_warm(*warm, s) : s;
             }
         };
         const std::string &from = m_.buffers.at(p.load.src.buffer).level;
@@ -489,9 +490,7 @@ private:
             trial.buffers.at(b.name).elems = p.slots * p.slot_elems;
             Wrap wrap;
             wrap.panel = panel;
-            wrap.name = w.name;
-            wrap.type = w.type;
-            wrap.elems = w.elems;
+            wrap.warm = &w;
             trial.body = wrap.mutate(trial.body);
             if (allocate_buffers(trial).overflow_message.empty()) {
                 m_.buffers[w.name] = w;
@@ -664,7 +663,7 @@ private:
         Stmt a = Allocate::make(op->name, op->type, op->memory_type, op->extents, op->condition, body, op->new_expr,
                                 op->free_function);
         if (!p->warm.empty()) {
-            a = Allocate::make(p->warm, b.type, MemoryType::Auto, {i32(p->slot_elems)}, const_true(), a);
+            a = allocate_warm(m_.buffers.at(p->warm), a);
         }
         return a;
     }

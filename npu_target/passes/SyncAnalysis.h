@@ -211,8 +211,7 @@ private:
         Accesses a = raw;
         for (auto *names : {&a.reads, &a.writes}) {
             for (auto &b : *names) {
-                auto d = raw.ahead.find(b);
-                b = key(b, d == raw.ahead.end() ? 0 : d->second);
+                b = key(b, raw.ahead_of(b));
             }
         }
         std::set<Pipe> need;
@@ -430,15 +429,12 @@ private:
                 // orders each access exactly; this only hoists syncs).
                 for (const auto *names : {&a.reads, &a.writes}) {
                     for (const auto &b : *names) {
-                        auto mine = a.ahead.find(b);
-                        const int ahead = mine == a.ahead.end() ? 0 : mine->second;
+                        const int ahead = a.ahead_of(b);
                         const bool seen = std::count(d.reads.begin(), d.reads.end(), b) ||
                                           std::count(d.writes.begin(), d.writes.end(), b);
-                        auto theirs = d.ahead.find(b);
-                        const int before = theirs == d.ahead.end() ? 0 : theirs->second;
                         if (!seen && ahead) {
                             d.ahead[b] = ahead;
-                        } else if (seen && ahead != before) {
+                        } else if (seen && ahead != d.ahead_of(b)) {
                             d.ahead.erase(b);
                         }
                     }

@@ -67,6 +67,9 @@ public:
 private:
     /** The line's resident-sector mask (inserting the line, empty, if absent); marks it most recent. */
     uint64_t &line(uint64_t index);
+    /** Calls f(the line's sector mask, the sector's bit, bytes of [addr, addr + len) in it) per sector touched. */
+    template <typename F>
+    void each_sector(uint64_t addr, uint64_t len, F f);
     uint64_t capacity_lines_ = 0, line_bytes_ = 512, sector_bytes_ = 32;
     struct Line {
         std::list<uint64_t>::iterator at;

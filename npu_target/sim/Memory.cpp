@@ -52,44 +52,40 @@ uint64_t &L2Cache::line(uint64_t index) {
     return l.sectors;
 }
 
+template <typename F>
+void L2Cache::each_sector(uint64_t addr, uint64_t len, F f) {
+    for (uint64_t a = addr, end = addr + len; a < end;) {
+        uint64_t &sectors = line(a / line_bytes_);
+        const uint64_t line_end = std::min(end, (a / line_bytes_ + 1) * line_bytes_);
+        while (a < line_end) {
+            const uint64_t upto = std::min(line_end, (a / sector_bytes_ + 1) * sector_bytes_);
+            f(sectors, uint64_t{1} << ((a % line_bytes_) / sector_bytes_), static_cast<int64_t>(upto - a));
+            a = upto;
+        }
+    }
+}
+
 L2Read L2Cache::read(uint64_t addr, uint64_t len) {
     L2Read r;
     if (capacity_lines_ == 0) {
         r.miss = r.fetched = static_cast<int64_t>(len);
         return r;
     }
-    for (uint64_t a = addr, end = addr + len; a < end;) {
-        uint64_t &sectors = line(a / line_bytes_);
-        const uint64_t line_end = std::min(end, (a / line_bytes_ + 1) * line_bytes_);
-        while (a < line_end) {
-            const uint64_t s = (a % line_bytes_) / sector_bytes_;
-            const uint64_t upto = std::min(line_end, (a / sector_bytes_ + 1) * sector_bytes_);
-            const auto bytes = static_cast<int64_t>(upto - a);
-            if (sectors >> s & 1u) {
-                r.hit += bytes;
-            } else {
-                r.miss += bytes;
-                r.fetched += static_cast<int64_t>(sector_bytes_);
-                sectors |= uint64_t{1} << s;
-            }
-            a = upto;
+    each_sector(addr, len, [&](uint64_t &sectors, uint64_t bit, int64_t bytes) {
+        if (sectors & bit) {
+            r.hit += bytes;
+        } else {
+            r.miss += bytes;
+            r.fetched += static_cast<int64_t>(sector_bytes_);
+            sectors |= bit;
         }
-    }
+    });
     return r;
 }
 
 void L2Cache::write(uint64_t addr, uint64_t len) {
-    if (capacity_lines_ == 0 || len == 0) {
-        return;
-    }
-    for (uint64_t a = addr, end = addr + len; a < end;) {
-        uint64_t &sectors = line(a / line_bytes_);
-        const uint64_t line_end = std::min(end, (a / line_bytes_ + 1) * line_bytes_);
-        const uint64_t first = (a % line_bytes_) / sector_bytes_, last = ((line_end - 1) % line_bytes_) / sector_bytes_;
-        for (uint64_t s = first; s <= last; ++s) {
-            sectors |= uint64_t{1} << s;
-        }
-        a = line_end;
+    if (capacity_lines_ > 0) {
+        each_sector(addr, len, [](uint64_t &sectors, uint64_t bit, int64_t) { sectors |= bit; });
     }
 }
 

@@ -42,6 +42,19 @@ void expect_disjoint_while_live(const std::vector<BufferLifetime> &lts) {
     }
 }
 
+// Every buffer inside its level (and, with `aligned`, at an offset its level's alignment allows).
+void expect_inside_levels(const std::vector<BufferLifetime> &lts, bool aligned) {
+    const ArchSpec arch = load_arch("ascend-like");
+    for (const auto &lt : lts) {
+        const MemoryLevel *L = arch.find_level(lt.level);
+        ASSERT_NE(L, nullptr);
+        if (aligned) {
+            EXPECT_EQ(lt.offset % L->alignment, 0) << lt.name;
+        }
+        EXPECT_LE(static_cast<uint64_t>(lt.offset + lt.bytes * lt.buffers), L->size_bytes) << lt.name;
+    }
+}
+
 } // namespace
 
 TEST(BankPlacement, SoftmaxFewerConflictCyclesSameResult) {
@@ -55,13 +68,7 @@ TEST(BankPlacement, SoftmaxFewerConflictCyclesSameResult) {
     EXPECT_EQ(placed.cmp.mismatches, 0) << failure(placed);
     EXPECT_EQ(plain.cmp.mismatches, 0) << failure(plain);
     expect_disjoint_while_live(placed.backend.module.lifetimes);
-    const ArchSpec arch = load_arch("ascend-like");
-    for (const auto &lt : placed.backend.module.lifetimes) {
-        const MemoryLevel *L = arch.find_level(lt.level);
-        ASSERT_NE(L, nullptr);
-        EXPECT_EQ(lt.offset % L->alignment, 0) << lt.name;
-        EXPECT_LE(static_cast<uint64_t>(lt.offset + lt.bytes * lt.buffers), L->size_bytes) << lt.name;
-    }
+    expect_inside_levels(placed.backend.module.lifetimes, true);
     // Same instructions, only addresses differ: the vector unit's busy cycles
     // are its repeats plus the conflict cycles.
     EXPECT_EQ(placed.report.instructions, plain.report.instructions);
@@ -93,12 +100,7 @@ TEST(BankPlacement, CastsNarrowSideAtTheWideSidesPace) {
                        fresh_seed(), 1e-3, 1e-3);
     EXPECT_EQ(r.cmp.mismatches, 0) << failure(r);
     expect_disjoint_while_live(r.backend.module.lifetimes);
-    const ArchSpec arch = load_arch("ascend-like");
-    for (const auto &lt : r.backend.module.lifetimes) {
-        const MemoryLevel *L = arch.find_level(lt.level);
-        ASSERT_NE(L, nullptr);
-        EXPECT_LE(static_cast<uint64_t>(lt.offset + lt.bytes * lt.buffers), L->size_bytes) << lt.name;
-    }
+    expect_inside_levels(r.backend.module.lifetimes, false);
     int in_casts = 0, out_casts = 0;
     for (const isa::Instr &i : r.backend.program.code) {
         if (i.op != isa::Op::VCAST || i.rows < 64) {
