@@ -174,6 +174,10 @@ std::vector<OpInfo> build_table() {
         vec(Op::VABS, "vabs", 0x5f, vec_unary(), "abs", "d = |a|"),
         vec(Op::VMOV, "vmov", 0x60, vec_unary(), "mov", "d = a"),
         vec(Op::VMULADD, "vmuladd", 0x61, vec_binary(), "muladd", "d = d + a * b (one rounding per operation)"),
+        // d = d * a + b (Ascend C's FusedMulAdd, vmadd): the product of a
+        // value already in d, e.g. LayerNorm's (x - mean) / std, and a second
+        // operand, plus a third, in one pass instead of a multiply and an add.
+        vec(Op::VMADD, "vmadd", 0x6f, vec_binary(), "muladd", "d = d * a + b (one rounding per operation)"),
         vec(Op::VCAST, "vcast", 0x62,
             {kDt, kDt2, reg(Field::Ra, "d address"), reg(Field::Rb, "a address"), kCount, kRows, kStride,
              kRowStride},
@@ -249,6 +253,8 @@ const Tables &tables() {
 }
 
 } // namespace
+
+bool reads_destination(Op op) { return op == Op::VMULADD || op == Op::VMADD; }
 
 bool OpInfo::uses(Field f) const {
     for (const auto &o : operands) {

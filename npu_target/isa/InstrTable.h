@@ -83,6 +83,9 @@ struct OpInfo {
 };
 
 const OpInfo &op_info(Op op);
+/** Whether a vector op reads its destination's elements too (d = d + a * b,
+ * d = d * a + b): sync, hazard checks and the simulator treat d as a source. */
+bool reads_destination(Op op);
 /** Every row, in Op order. */
 const std::vector<OpInfo> &all_ops();
 /** The row with this opcode byte, or nullptr. */

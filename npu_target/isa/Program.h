@@ -57,6 +57,7 @@ enum class Op : uint8_t {
     VSHRS,                                   // d = a >> scalar (integers: floor(a / 2^s))
     VEXP, VLOG, VSQRT, VRSQRT, VRELU, VABS, VMOV, // d = f(a)
     VMULADD,                                 // d = d + a * b
+    VMADD,                                   // d = d * a + b
     VCAST,                                   // d (dtype2) = a (dtype), round to nearest even / saturate
     VCMPSEL,                                 // d = (a cmp b) ? a : b ... see table (cmp in aux)
     VDUP,                                    // d = scalar (register rb)

@@ -348,7 +348,7 @@ private:
         std::set<std::string> hoisted;
         for (auto &v : folded) {
             const bool reduce = v.op == isa::Op::VREDSUM || v.op == isa::Op::VREDMAX;
-            if (!temp_lanes.count(v.dst.buffer) || writers[v.dst.buffer] != 1 || reduce || v.op == isa::Op::VMULADD) {
+            if (!temp_lanes.count(v.dst.buffer) || writers[v.dst.buffer] != 1 || reduce || isa::reads_destination(v.op)) {
                 continue;
             }
             bool invariant = true;

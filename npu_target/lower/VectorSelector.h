@@ -339,6 +339,15 @@ private:
         return o;
     }
     void push(const nir::VecOp &v) { ops_.push_back(v.make()); }
+    // An operation d = f(a, b) (or of d too: VMULADD, VMADD) of two operands in buffers.
+    void push_binary(Op op, const Type &t, const Operand &dst, const Operand &a, const Operand &b) {
+        nir::VecOp v = base(op, t, dst);
+        v.a = a.ref;
+        v.stride[1] = a.stride;
+        v.b = b.ref;
+        v.stride[2] = b.stride;
+        push(v);
+    }
     nir::VecOp base(Op op, const Type &t, const Operand &dst) {
         nir::VecOp v;
         v.op = op;
@@ -534,12 +543,34 @@ private:
                     emit(x, dst);
                 }
                 Operand oy = operand(yz->a), oz = operand(yz->b);
-                nir::VecOp v = base(Op::VMULADD, t, *dst);
-                v.a = oy.ref;
-                v.stride[1] = oy.stride;
-                v.b = oz.ref;
-                v.stride[2] = oz.stride;
-                push(v);
+                push_binary(Op::VMULADD, t, *dst, oy, oz);
+                return;
+            }
+            // p * q + x with p computed into the destination: one VMADD
+            // (d = d * a + b, rounded as the separate multiply and add) after
+            // p, instead of a multiply and an add (LayerNorm's
+            // (x - mean) * inv * gamma + beta: VMULRS, then VMADD with gamma
+            // and beta). Only when p is work of its own (a load would cost a
+            // VMOV), and neither x nor q is a scalar (a VDUP each).
+            for (int side = 0; side < 2; side++) {
+                const Expr &x = side ? b : a;
+                const Mul *pq = (side ? a : b).as<Mul>();
+                if (!pq || pq->type != e.type() || x.type() != e.type() || x.as<Broadcast>() ||
+                    x.type().is_scalar()) {
+                    continue;
+                }
+                const bool p_is_a = into_dst(pq->a, e, dst);
+                const Expr &p = p_is_a ? pq->a : pq->b, &q = p_is_a ? pq->b : pq->a;
+                auto scalar_factor = [](const Expr &o) {
+                    const Broadcast *bc = o.as<Broadcast>();
+                    return o.type().is_scalar() || (bc && bc->value.type().is_scalar());
+                };
+                if (!into_dst(p, e, dst) || scalar_factor(q)) {
+                    continue;
+                }
+                emit(p, dst);
+                Operand oq = operand(q), ox = operand(x);
+                push_binary(Op::VMADD, t, *dst, oq, ox);
                 return;
             }
         }
@@ -585,12 +616,7 @@ private:
         if (ob.is_scalar) {
             ob = vector_operand(ob.scalar);
         }
-        nir::VecOp v = base(vop, t, *dst);
-        v.a = oa.ref;
-        v.stride[1] = oa.stride;
-        v.b = ob.ref;
-        v.stride[2] = ob.stride;
-        push(v);
+        push_binary(vop, t, *dst, oa, ob);
     }
 };
 

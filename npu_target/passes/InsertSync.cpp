@@ -1,6 +1,7 @@
 #include "npu_target/passes/InsertSync.h"
 
 #include "npu_target/common/Error.h"
+#include "npu_target/isa/InstrTable.h"
 #include "npu_target/passes/SyncAnalysis.h"
 
 #include <algorithm>
@@ -129,7 +130,7 @@ Accesses accesses_of_names(const nir::NpuModule &m, const Stmt &leaf) {
         if (!v->b.buffer.empty()) {
             a.reads.push_back(v->b.buffer);
         }
-        if (v->op == isa::Op::VMULADD) {
+        if (isa::reads_destination(v->op)) {
             a.reads.push_back(v->dst.buffer);
         }
         a.writes = {v->dst.buffer};

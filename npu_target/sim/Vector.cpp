@@ -125,6 +125,14 @@ void vector_same_type(Op op, uint32_t aux, const Opnd &d, const Opnd &a, const O
             }
         }
         return;
+    case Op::VMADD:
+        for (int r = 0; r < rows; ++r) {
+            for (int64_t i = 0; i < n; ++i) {
+                C prod = load<T>(d.at(r, i)) * load<T>(a.at(r, i));
+                store<T>(d.at(r, i), prod + load<T>(b.at(r, i))); // two roundings, as VMULADD
+            }
+        }
+        return;
     case Op::VCMPSEL:
         map2<T>(d, a, b, rows, n, [aux](C x, C y) { return cmp(aux, static_cast<double>(x), static_cast<double>(y)) ? x : y; });
         return;
@@ -249,7 +257,7 @@ uint64_t Machine::exec_vector(Core &c, const isa::Instr &in, const Queued &q, Ra
     if (op == Op::VREQUANT && in.dtype2 != DType::Int8 && in.dtype2 != DType::UInt8 && in.dtype2 != DType::Int16) {
         throw SimError(tag() + ": vrequant writes int8, uint8 or int16, got " + dtype_name(in.dtype2));
     }
-    // Operands: d always; a unless VDUP; b for binary ops; d read too for VMULADD.
+    // Operands: d always; a unless VDUP; b for binary ops; d read too for VMULADD / VMADD.
     struct Spec {
         int64_t addr;
         int64_t s, rs;
@@ -284,7 +292,7 @@ uint64_t Machine::exec_vector(Core &c, const isa::Instr &in, const Queued &q, Ra
         o[i].rs = sp.rs;
         o[i].esz = sp.esz;
         ranges[nr++] = Range{lvl, static_cast<uint64_t>(first), static_cast<uint64_t>(first + len), sp.write};
-        if (op == Op::VMULADD && i == 0) {
+        if (isa::reads_destination(op) && i == 0) {
             ranges[nr++] = Range{lvl, static_cast<uint64_t>(first), static_cast<uint64_t>(first + len), false};
         }
     }

@@ -50,11 +50,11 @@ TEST(LayerNormStages, GammaBetaOnceNormInTwoBuffersCenteredOnce) {
     EXPECT_EQ(norm_tiles, 1) << failure(r);
     // centered = x - mean / n is computed once per row for the variance and
     // norm: two whole-row adds per row (that subtraction, a VADDRS of the row's
-    // -mean / n, and + beta), not three.
+    // -mean / n, and + beta, in the VMADD), not three.
     uint64_t row_adds = 0;
     for (const auto &e : r.report.trace) {
         const int64_t row_bytes = 1024 * 4; // a row of fp32
-        const bool add = e.op == isa::Op::VADD || e.op == isa::Op::VADDRS;
+        const bool add = e.op == isa::Op::VADD || e.op == isa::Op::VADDRS || e.op == isa::Op::VMADD;
         row_adds += add && e.bytes >= row_bytes ? e.bytes / row_bytes : 0;
     }
     EXPECT_EQ(row_adds, 2u * 64) << failure(r);
