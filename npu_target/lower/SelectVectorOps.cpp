@@ -280,6 +280,36 @@ private:
         }
         return s;
     }
+    // How many chunks a sum of p * q over n lanes accumulates in (see
+    // reduction()), or nothing when it is not a product of two strided runs in
+    // the vector level, or too short to gain: each chunk is a whole number of
+    // repeats, at most kMaxChunks of them (each an instruction of its own).
+    std::optional<int64_t> product_chunks(const Expr &v) const {
+        constexpr int64_t kMaxChunks = 8;
+        const Mul *prod = v.as<Mul>();
+        auto dt = nir::dtype_of_type(v.type());
+        if (!prod || !dt) {
+            return std::nullopt;
+        }
+        for (const Expr &x : {prod->a, prod->b}) {
+            const Load *l = x.as<Load>();
+            const Ramp *r = l ? l->index.as<Ramp>() : nullptr;
+            auto b = l ? m_.buffers.find(l->name) : m_.buffers.end();
+            if (!r || !as_const_int(r->stride) || !is_const_one(l->predicate) || b == m_.buffers.end() ||
+                b->second.level != m_.arch->vector.level || l->type != v.type()) {
+                return std::nullopt;
+            }
+        }
+        const int64_t n = v.type().lanes();
+        const int64_t lanes = std::max<int64_t>(1, m_.arch->vector.bytes_per_repeat / dtype_bytes(*dt));
+        for (int64_t width = lanes; width < n; width += lanes) {
+            if (n % width == 0 && n / width <= kMaxChunks) {
+                return n / width;
+            }
+        }
+        return std::nullopt;
+    }
+
     // f[i] = f[i] (+|max) vector_reduce(Add|Max, v), from atomic() + vectorize of
     // the reduction variable: v into a temporary (or read in place when it is a
     // dense run in the vector level), VREDSUM/VREDMAX to one element, and the
@@ -343,7 +373,41 @@ private:
         nir::BufRef src;
         const Load *direct = v.as<Load>();
         const Ramp *ramp = direct ? direct->index.as<Ramp>() : nullptr;
-        if (why.empty()) {
+        int64_t reduced = n; // elements the VREDSUM / VREDMAX reads per row
+        if (why.empty() && reduce == Op::VREDSUM) {
+            if (auto chunks = product_chunks(v)) {
+                // sum(p * q) of two runs in the vector level (LayerNorm's sum
+                // of squares): the products accumulate elementwise into
+                // `width` partial sums, a VMUL of the first chunk and a
+                // VMULADD of each further one, and only the partial sums are
+                // reduced: n / L + width / L repeats (L lanes per repeat)
+                // instead of 2 n / L. The sum's order changes (partial sums,
+                // then their sum), as with any vectorised reduction.
+                const Mul *prod = v.as<Mul>();
+                const int64_t width = n / *chunks;
+                src = {temp(width, narrow), make_zero(Int(32))};
+                for (int64_t k = 0; k < *chunks; k++) {
+                    nir::VecOp m;
+                    m.op = k ? Op::VMULADD : Op::VMUL;
+                    m.dtype = m.dtype2 = *nir::dtype_of_type(narrow);
+                    m.dst = src;
+                    // Operand i of the product, advanced to chunk k.
+                    auto at_chunk = [&](const Expr &x, int32_t &stride) {
+                        const Load *l = x.as<Load>();
+                        const Ramp *lr = l->index.as<Ramp>();
+                        stride = static_cast<int32_t>(*as_const_int(lr->stride));
+                        return nir::BufRef{l->name, simplify(lr->base + static_cast<int>(k * width * stride))};
+                    };
+                    m.a = at_chunk(prod->a, m.stride[1]);
+                    m.b = at_chunk(prod->b, m.stride[2]);
+                    m.n = width;
+                    m.prov = m_.provenance_id(func, "");
+                    ops.push_back(m.make());
+                }
+                reduced = width;
+            }
+        }
+        if (why.empty() && reduced == n) {
             if (direct && ramp && is_const_one(ramp->stride) && is_const_one(direct->predicate) &&
                 m_.buffers.count(direct->name) && m_.buffers.at(direct->name).level == m_.arch->vector.level) {
                 src = {direct->name, ramp->base};
@@ -368,7 +432,7 @@ private:
         r.dtype = r.dtype2 = dt_red;
         r.dst = {temp(1, narrow), make_zero(Int(32))};
         r.a = src;
-        r.n = n;
+        r.n = reduced;
         r.prov = prov;
         ops.push_back(r.make());
         if (dt_red != dt) { // the one reduced element to the accumulator's type
