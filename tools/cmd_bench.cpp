@@ -75,6 +75,8 @@ const std::vector<BenchCase> &cases() {
          "gemm/schedules/auto_int8.json", false, false, 0},
         {"GEMM + requant", "gemm_q8", {{"M", "1024"}, {"N", "1024"}, {"K", "512"}, {"shift", "12"}},
          "1024x1024x512", "ascend-like", "gemm_q8/schedules/ascend_fix.json", false, false, kGemmGoal},
+        {"GEMM + requant", "gemm_q8", {{"M", "2048"}, {"N", "2048"}, {"K", "1024"}, {"shift", "12"}},
+         "2048x2048x1024", "ascend-like", "gemm_q8/schedules/ascend_fix.json", false, false, kGemmGoal},
         {"GEMM + requant", "gemm_q8", {{"M", "512"}, {"N", "512"}, {"K", "512"}, {"shift", "12"}}, "512x512x512",
          "ascend-like", "gemm_q8/schedules/ascend_fix.json", false, false, kGemmGoal},
         {"GEMM + requant", "gemm_q8", {{"M", "256"}, {"N", "256"}, {"K", "512"}, {"shift", "12"}}, "256x256x512",
