@@ -181,16 +181,25 @@ private:
             return IRMutator::visit(op);
         }
         // After the DMA: wide[i] = cast(wide, narrow[i]), a row of the reads'
-        // lanes per iteration (fold_vector_loops makes the loop repeats).
+        // lanes per iteration (fold_vector_loops makes the loop repeats), and
+        // the elements after the last whole row (a blur's input band of W + 2
+        // columns, read 1024 lanes at a time) by one more cast of their own.
         const WidenCandidate &c = it->second;
         const nir::BufferInfo &b = m_.buffers.at(op->name);
+        auto widen_run = [&](const Expr &base, int lanes) {
+            Expr index = lanes > 1 ? Ramp::make(base, make_one(Int(32)), lanes) : base;
+            Expr narrow = Load::make(b.type.with_lanes(lanes), op->name, index, Buffer<>(), Parameter(),
+                                     const_true(lanes), ModulusRemainder());
+            return Store::make(wide_name(op->name), Cast::make(c.wide.with_lanes(lanes), narrow), index, Parameter(),
+                               const_true(lanes), ModulusRemainder());
+        };
         const std::string var = wide_name(op->name) + ".row";
-        Expr index = Ramp::make(Variable::make(Int(32), var) * c.lanes, make_one(Int(32)), c.lanes);
-        Expr narrow = Load::make(b.type.with_lanes(c.lanes), op->name, index, Buffer<>(), Parameter(),
-                                 const_true(c.lanes), ModulusRemainder());
-        Stmt widen = Store::make(wide_name(op->name), Cast::make(c.wide.with_lanes(c.lanes), narrow), index, Parameter(),
-                                 const_true(c.lanes), ModulusRemainder());
-        widen = For::make(var, 0, static_cast<int>(b.elems / c.lanes), ForType::Serial, DeviceAPI::None, widen);
+        const int rows = static_cast<int>(b.elems / c.lanes), tail = static_cast<int>(b.elems % c.lanes);
+        Stmt widen = For::make(var, 0, rows, ForType::Serial, DeviceAPI::None,
+                               widen_run(Variable::make(Int(32), var) * c.lanes, c.lanes));
+        if (tail > 0) {
+            widen = Block::make(widen, widen_run(make_const(Int(32), rows * c.lanes), tail));
+        }
         return ProducerConsumer::make(op->name, true, Block::make(mutate(op->body), widen));
     }
     Stmt visit(const Allocate *op) override {
@@ -234,7 +243,7 @@ Stmt widen_staged_reads(nir::NpuModule &m, const Stmt &body) {
     for (const auto &[name, c] : order) {
         auto it = m.buffers.find(name);
         if (!c.ok || c.lanes == 0 || !find.filled.count(name) || it == m.buffers.end() || it->second.is_arg ||
-            it->second.elems % c.lanes != 0 || c.reads < 2.0 * static_cast<double>(it->second.elems) ||
+            it->second.elems < c.lanes || c.reads < 2.0 * static_cast<double>(it->second.elems) ||
             !nir::dtype_of_type(c.wide)) {
             continue;
         }
