@@ -230,14 +230,14 @@ private:
         if (s < 0) {
             return Stage(f, f.definition(), 0);
         }
-        if (static_cast<size_t>(s) >= f.updates().size()) {
-            user_error(ctx(), ": ", user_name(f.name()), " has ", f.updates().size(), " update definition",
-                       f.updates().size() == 1 ? "" : "s", "; update(", s, ") does not exist");
-        }
-        return Stage(f, f.update(s), static_cast<size_t>(s) + 1);
+        return Stage(f, definition(f, s), static_cast<size_t>(s) + 1);
     }
 
     const Internal::Definition &definition(const Function &f, int s) const {
+        if (s >= 0 && static_cast<size_t>(s) >= f.updates().size()) {
+            user_error(ctx(), ": ", user_name(f.name()), " has ", f.updates().size(), " update definition",
+                       f.updates().size() == 1 ? "" : "s", "; update(", s, ") does not exist");
+        }
         return s < 0 ? f.definition() : f.update(s);
     }
 
@@ -264,11 +264,32 @@ private:
         }
         int stages = static_cast<int>(f.updates().size()) + 1;
         std::vector<std::string> all;
+        auto has_loop = [&](int s, const std::string &name) {
+            for (const auto &l : loops_of(definition(f, s - 1))) {
+                if (l.name == name || l.full == name) {
+                    return true;
+                }
+            }
+            return false;
+        };
         for (int s = stages - 1; s >= 0; s--) {
             for (const auto &l : loops_of(definition(f, s - 1))) {
                 if (l.name == loop_name || l.full == loop_name) {
-                    // Halide resolves -1 to the last stage; explicit indices name earlier ones.
-                    return LoopLevel(f, VarOrRVar(l.full, l.is_rvar), s == stages - 1 ? -1 : s);
+                    // Halide 14 matches a LoopLevel of stage -1 by the loop's
+                    // name in any stage, and refuses one with an explicit stage
+                    // index ("computed at the following invalid location"): a
+                    // loop of an earlier stage is reachable only by a name no
+                    // other stage has (conv2d's stride-2 phases: kx0 .. kx3).
+                    for (int other = 0; other < s; other++) {
+                        if (s != stages - 1 && has_loop(other, loop_name)) {
+                            user_error(ctx(), ": loop '", loop_name, "' of ", at, " is in update ", s - 1,
+                                       " and in ", other == 0 ? std::string("its pure definition")
+                                                              : "update " + std::to_string(other - 1),
+                                       "; Halide can compute at a loop of an update other than the last only "
+                                       "by a name no other stage of ", at, " has");
+                        }
+                    }
+                    return LoopLevel(f, VarOrRVar(l.full, l.is_rvar), -1);
                 }
             }
         }

@@ -2,6 +2,10 @@
 
 #include "npu_target/common/Error.h"
 
+#include <algorithm>
+#include <map>
+#include <set>
+
 namespace tessel {
 
 using namespace Halide;
@@ -80,6 +84,35 @@ private:
     }
 };
 
+// The multi-buffered allocations inside each loop (and inside each
+// allocation), by name.
+class MultiBufferedInside : public IRVisitor {
+public:
+    explicit MultiBufferedInside(const nir::NpuModule &m) : m_(m) {}
+    std::map<const void *, std::set<std::string>> inside;
+
+private:
+    const nir::NpuModule &m_;
+    std::vector<const void *> open_;
+    using IRVisitor::visit;
+    void visit(const For *op) override {
+        open_.push_back(op);
+        IRVisitor::visit(op);
+        open_.pop_back();
+    }
+    void visit(const Allocate *op) override {
+        auto b = m_.buffers.find(op->name);
+        if (b != m_.buffers.end() && b->second.buffers > 1) {
+            for (const void *o : open_) {
+                inside[o].insert(op->name);
+            }
+        }
+        open_.push_back(op);
+        IRVisitor::visit(op);
+        open_.pop_back();
+    }
+};
+
 // The copy a multi-buffered buffer uses is the number of times the body of its
 // rotation loop (the innermost loop around the allocation) has run, modulo the
 // copies. The count continues across the enclosing loops as far out as every
@@ -87,15 +120,43 @@ private:
 // extents and no branch in between. Then copy k+N is copy k for every k, the
 // property the credit protocol needs, and the pipeline does not drain at the
 // end of each inner loop (the next tile's first transfer can go while the last
-// tile computes).
+// tile computes). It stops below a loop that also holds a multi-buffered
+// buffer of the same level in a separate part of its body (conv2d's stride-2
+// phases: one update each, in turn): rotating across that loop would hold both
+// buffers' copies for the whole loop, where each needs them only in its part.
 class Rotate : public IRMutator {
 public:
-    explicit Rotate(nir::NpuModule &m) : m_(m) {}
+    explicit Rotate(nir::NpuModule &m) : m_(m) {
+        MultiBufferedInside f(m);
+        m.body.accept(&f);
+        inside_ = std::move(f.inside);
+    }
 
 private:
     nir::NpuModule &m_;
     std::vector<const For *> path_; // enclosing loops, outermost first; nullptr = a branch
+    std::vector<std::string> allocations_; // enclosing allocations
+    std::map<const void *, std::set<std::string>> inside_;
     using IRMutator::visit;
+
+    // Whether `loop` holds a multi-buffered buffer of `level` that neither
+    // encloses nor is inside allocation `a`.
+    bool separate_rotation(const For *loop, const Allocate *a, const std::string &level) const {
+        auto in_loop = inside_.find(loop);
+        if (in_loop == inside_.end()) {
+            return false;
+        }
+        auto in_a = inside_.find(a);
+        for (const std::string &other : in_loop->second) {
+            const bool related = other == a->name ||
+                                 std::find(allocations_.begin(), allocations_.end(), other) != allocations_.end() ||
+                                 (in_a != inside_.end() && in_a->second.count(other));
+            if (!related && m_.buffers.at(other).level == level) {
+                return true;
+            }
+        }
+        return false;
+    }
 
     Stmt visit(const For *op) override {
         path_.push_back(op);
@@ -110,7 +171,9 @@ private:
         return s;
     }
     Stmt visit(const Allocate *op) override {
+        allocations_.push_back(op->name);
         Stmt body = mutate(op->body);
+        allocations_.pop_back();
         nir::BufferInfo &b = m_.buffers.at(op->name);
         if (b.buffers > 1) {
             // The innermost loop around the allocation; with a branch in
@@ -136,7 +199,8 @@ private:
                 int64_t stride = inner_extent && !branch ? *inner_extent : 0;
                 for (size_t i = li - 1; i-- > 0 && stride > 0;) {
                     const For *outer = path_[i];
-                    if (outer == nullptr || outer->for_type != ForType::Serial) {
+                    if (outer == nullptr || outer->for_type != ForType::Serial ||
+                        separate_rotation(outer, op, b.level)) {
                         break;
                     }
                     count = count + (Variable::make(Int(32), outer->name) - outer->min) * make_const(Int(32), stride);

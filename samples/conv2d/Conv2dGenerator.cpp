@@ -19,6 +19,7 @@
 // (pixels x CI) * (CI x CO) with one reduction variable, as tensorize wants.
 
 #include "dsl/Generator.h"
+#include "samples/conv2d/ConvTaps.h"
 
 namespace {
 
@@ -65,21 +66,10 @@ public:
     void generate() {
         Var co("co"), x("x"), y("y"), n("n");
         const int s = stride;
-        Expr xs = s == 1 ? Expr(x) : x * s, ys = s == 1 ? Expr(y) : y * s; // first input pixel
         acc(co, x, y, n) = cast(acc_t, 0);
-        if (K == 1) {
-            // One reduction variable: a GEMM over (pixels, ci) x (ci, co).
-            RDom r(Internal::ReductionDomain({{"ci$x", 0, Expr(int(CI))}}));
-            RVar ci = r[0];
-            acc(co, x, y, n) += cast(acc_t, (*input)(ci, xs, ys, n)) * cast(acc_t, (*weights)(co, ci, 0, 0));
-        } else {
-            // Reduction loops named as users write them (ci, kx, ky), ci innermost.
-            RDom r(Internal::ReductionDomain(
-                {{"ci$x", 0, Expr(int(CI))}, {"kx$x", 0, Expr(int(K))}, {"ky$x", 0, Expr(int(K))}}));
-            RVar ci = r[0], kx = r[1], ky = r[2];
-            acc(co, x, y, n) +=
-                cast(acc_t, (*input)(ci, xs + kx, ys + ky, n)) * cast(acc_t, (*weights)(co, ci, kx, ky));
-        }
+        // Stride 1: one update (loops ci, kx, ky); stride 2: one per input phase
+        // through in_p<p> / w_p<p> (samples/conv2d/ConvTaps.h).
+        tessel::samples::add_conv_taps(acc, *input, *weights, acc_t, K, s, CI);
         output(co, x, y, n) = acc(co, x, y, n);
 
         const int w_in = (W - 1) * s + K, h_in = (H - 1) * s + K;

@@ -16,6 +16,7 @@
 // (compute_at) right after the tile's products: the int32 tile never goes to GM.
 
 #include "dsl/Generator.h"
+#include "samples/conv2d/ConvTaps.h"
 
 namespace {
 
@@ -59,18 +60,9 @@ public:
         }
         Var co("co"), x("x"), y("y"), n("n");
         const int s = stride;
-        Expr xs = s == 1 ? Expr(x) : x * s, ys = s == 1 ? Expr(y) : y * s;
         acc(co, x, y, n) = 0;
-        if (K == 1) {
-            RDom r(Internal::ReductionDomain({{"ci$x", 0, Expr(int(CI))}}));
-            RVar ci = r[0];
-            acc(co, x, y, n) += cast<int32_t>(input(ci, xs, ys, n)) * cast<int32_t>(weights(co, ci, 0, 0));
-        } else {
-            RDom r(Internal::ReductionDomain(
-                {{"ci$x", 0, Expr(int(CI))}, {"kx$x", 0, Expr(int(K))}, {"ky$x", 0, Expr(int(K))}}));
-            RVar ci = r[0], kx = r[1], ky = r[2];
-            acc(co, x, y, n) += cast<int32_t>(input(ci, xs + kx, ys + ky, n)) * cast<int32_t>(weights(co, ci, kx, ky));
-        }
+        // As conv2d: stride 2 sums one update per input phase (ConvTaps.h).
+        tessel::samples::add_conv_taps(acc, input, weights, Int(32), K, s, CI);
         Expr v = acc(co, x, y, n) + bias(co);
         if (relu) {
             v = max(v, 0);

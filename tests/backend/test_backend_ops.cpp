@@ -148,14 +148,18 @@ double conv_rtol(const std::string &dtype) { return dtype == "int8" ? 0 : 1e-5; 
 // too (unplaced allocations go to the vector level) and both of its
 // definitions are vectorised across output channels: the update becomes
 // acc[co..] += broadcast(input) * weights[co..] on the vector unit.
-ScheduleSpec conv_staged_vector(const std::string &level, int rows, int vec) {
+// `updates`: acc's update definitions (stride 2: one per input phase, 4 for a
+// 3x3; samples/conv2d/ConvTaps.h), each vectorised.
+ScheduleSpec conv_staged_vector(const std::string &level, int rows, int vec, int updates = 1) {
     Schedule s;
     s.func("output").split("y", "yo", "yi", rows);
     s.func("acc").compute_at("output", "yo");
     s.stage("input", level).at("output", "yo");
     s.stage("weights", level).at("output", "yo");
     s.func("acc").vectorize("co", vec);
-    s.func("acc").update(0).vectorize("co", vec);
+    for (int u = 0; u < updates; u++) {
+        s.func("acc").update(u).vectorize("co", vec);
+    }
     return s.spec();
 }
 
@@ -220,7 +224,7 @@ TEST_P(ConvVectorAscend, StagedVectorised3x3) {
 
 TEST_P(ConvVectorAscend, StagedVectorised3x3Stride2) {
     const std::string dt = GetParam();
-    NpuRun r = run_npu("conv2d", conv_params(dt, 2, 3, 4, 16, 3, 2), conv_staged_vector("UB", 1, 16), "ascend-like",
+    NpuRun r = run_npu("conv2d", conv_params(dt, 2, 3, 4, 16, 3, 2), conv_staged_vector("UB", 1, 16, 4), "ascend-like",
                        fresh_seed(), conv_atol(dt), conv_rtol(dt));
     expect_vector_acc(r);
 }
@@ -265,9 +269,11 @@ TEST(ConvTensorize3x3, PerTapMatrixProductsVerify) {
     }
 }
 
-// A strided 1x1 convolution reads every other pixel: the staged input tile
-// (the footprint box) has row stride stride*CI, not CI, and tensorize refuses
-// it naming the strides (the DMA would have to subsample).
+// A strided 1x1 convolution reads every other pixel: staging the input itself,
+// the tile (the footprint box) has row stride stride*CI, not CI, and tensorize
+// refuses it naming the strides. Staging the input's phase in_p0 instead (a
+// gather of every other pixel, samples/conv2d/ConvTaps.h) gives dense tiles:
+// ops_ascend_1x1_s2.json, test_backend_sample_schedules Conv1x1Stride2Ascend.
 TEST(ConvTensorize1x1Stride2, RefusedWithAReason) {
     std::string m = refusal(conv_params("fp16", 2, 16, 64, 32, 1, 2),
                             conv1x1_tensorized(16, 16, 32, "L1", "L0A", "L0B", "L0C"));

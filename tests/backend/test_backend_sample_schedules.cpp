@@ -59,6 +59,20 @@ std::vector<SampleCase> sample_cases() {
         {"Conv1x1Ascend", "conv2d",
          {{"H", "4"}, {"W", "32"}, {"CI", "64"}, {"CO", "128"}, {"K", "1"}, {"dtype", "fp16"}}, "ascend-like",
          "conv2d/schedules/ops_ascend_1x1.json", 1e-4, true},
+        // Stride 2 on the matrix unit: one update per input phase, each phase's
+        // pixels staged dense into L0A (samples/conv2d/ConvTaps.h).
+        {"Conv3x3Stride2Ascend", "conv2d",
+         {{"H", "4"}, {"W", "32"}, {"CI", "32"}, {"CO", "128"}, {"K", "3"}, {"stride", "2"}, {"dtype", "fp16"}},
+         "ascend-like", "conv2d/schedules/ops_ascend_3x3_s2.json", 1e-4, true},
+        {"Conv3x3Stride2AscendInt8", "conv2d",
+         {{"H", "4"}, {"W", "32"}, {"CI", "32"}, {"CO", "128"}, {"K", "3"}, {"stride", "2"}, {"dtype", "int8"}},
+         "ascend-like", "conv2d/schedules/ops_ascend_3x3_s2.json", 0, true},
+        {"Conv1x1Stride2Ascend", "conv2d",
+         {{"H", "4"}, {"W", "32"}, {"CI", "64"}, {"CO", "128"}, {"K", "1"}, {"stride", "2"}, {"dtype", "fp16"}},
+         "ascend-like", "conv2d/schedules/ops_ascend_1x1_s2.json", 1e-4, true},
+        {"ConvQ8Stride2Ascend", "conv2d_q8",
+         {{"H", "4"}, {"W", "32"}, {"CI", "32"}, {"CO", "128"}, {"K", "3"}, {"stride", "2"}, {"shift", "11"}},
+         "ascend-like", "conv2d_q8/schedules/ascend_fix_s2.json", 0, true},
         {"Conv1x1Gemmini", "conv2d",
          {{"H", "2"}, {"W", "32"}, {"CI", "128"}, {"CO", "64"}, {"K", "1"}, {"dtype", "int8"}}, "gemmini-like",
          "conv2d/schedules/ops_gemmini_1x1.json", 0, true},
@@ -137,4 +151,36 @@ TEST(TensorizeZeroInit, PureLoopInsideTheAccumulatorInEveryInstance) {
         NpuRun r = run_npu("conv2d", p, spec, "ascend-like", fresh_seed(), 1e-4, 1e-4);
         EXPECT_EQ(r.cmp.mismatches, 0) << "instance " << instance << " " << failure(r);
     }
+}
+
+// multi_buffer stops a rotation below a loop that also rotates another buffer
+// of the same level in a separate part of its body: conv2d's stride-2 phases
+// each double-buffer their L0A and L0B tiles inside their own update, so each
+// phase's copies are held for its update only (rotated across the band loop,
+// the four phases' copies did not fit L0B: "needs 128 KiB with the buffers
+// live here").
+TEST(SampleScheduleConvStride2, EachPhaseRotatesItsL0TilesInItsOwnUpdate) {
+    ScheduleSpec spec = sample_schedule("conv2d/schedules/ops_ascend_3x3_s2.json");
+    NpuRun r = run_npu("conv2d",
+                       {{"H", "4"}, {"W", "32"}, {"CI", "32"}, {"CO", "128"}, {"K", "3"}, {"stride", "2"},
+                        {"dtype", "fp16"}},
+                       spec, "ascend-like", fresh_seed(), 1e-4, 1e-4);
+    EXPECT_EQ(r.cmp.mismatches, 0) << failure(r);
+    int phases = 0;
+    for (const auto &[name, b] : r.backend.module.buffers) {
+        for (int p = 0; p < 3; p++) { // phase 3 has one tap and one copy
+            // "in_p0_global_wrapper$0", or with Halide's uniquing suffix "in_p0$2_global_wrapper$0".
+            auto of_phase = [&](const std::string &f) {
+                return name.rfind(f, 0) == 0 && name.size() > f.size() && (name[f.size()] == '_' || name[f.size()] == '$');
+            };
+            const std::string tag = std::to_string(p);
+            if ((of_phase("in_p" + tag) || of_phase("w_p" + tag)) && (b.level == "L0A" || b.level == "L0B")) {
+                phases++;
+                EXPECT_EQ(b.buffers, 2) << name;
+                EXPECT_NE(b.rotate_scope.find(".s" + std::to_string(p + 1) + "."), std::string::npos)
+                    << name << " rotates across " << b.rotate_scope << ", outside its update";
+            }
+        }
+    }
+    EXPECT_EQ(phases, 6) << failure(r);
 }

@@ -97,10 +97,30 @@ Schedule tiled_base() {
     return s;
 }
 
+// Three updates: the first two reduce over `k`, the last over `q`.
+class ThreeUpdates : public Halide::Generator<ThreeUpdates> {
+public:
+    Input<Buffer<int32_t>> A{"A", 2};
+    Output<Buffer<int32_t>> S{"S", 1};
+    Halide::Func acc{"acc"};
+    void generate() {
+        Halide::Var i("i");
+        Halide::RDom k(0, 8, "k"), q(0, 4, "q");
+        acc(i) = 0;
+        acc(i) += A(k, i);
+        acc(i) += 2 * A(k, i);
+        acc(i) += A(q, i);
+        S(i) = acc(i);
+        A.set_estimates({{0, 8}, {0, 16}});
+        S.set_estimates({{0, 16}});
+    }
+};
+
 } // namespace
 
 TESSEL_REGISTER_GENERATOR(RowSum, test_rowsum, "row sums (a reduction that is not a matmul)",
                           {{"M", "64", "rows"}, {"K", "32", "columns"}})
+TESSEL_REGISTER_GENERATOR(ThreeUpdates, test_three_updates, "three row reductions, two over the same RVar", {})
 
 // ---- errors, one per message ----
 
@@ -129,6 +149,46 @@ TEST(ApplierErrors, UnknownLoopOfComputeAt) {
     s.func("acc").compute_at("C", "jo");
     EXPECT_EQ(first_error(compile_gemm(s.spec())),
               "directive d1 (#0, compute_at on acc): unknown loop 'jo' of C; loops of C: j, i");
+}
+
+// conv2d with stride 2 has one update per input phase (samples/conv2d/ConvTaps.h).
+CompileResult compile_conv_s2(const ScheduleSpec &s, int K) {
+    CompileRequest r;
+    r.generator = "conv2d";
+    r.params = {{"H", "4"}, {"W", "32"}, {"CI", "32"}, {"CO", "128"}, {"K", std::to_string(K)}, {"stride", "2"}};
+    r.schedule = s;
+    r.arch = "ascend-like";
+    return compile(r);
+}
+
+// Halide 14 refuses a LoopLevel with an explicit stage index; a loop of an
+// update other than the last is reached by its own name (a LoopLevel of stage
+// -1 matches it in any stage): staging at kx0, the first phase's tap loop,
+// compiles (it failed with "computed at the following invalid location").
+// A name several stages share, naming an earlier one, is an error that says so.
+TEST(ApplierErrors, LoopOfAnEarlierUpdate) {
+    Schedule ok;
+    ok.func("acc").compute_at("output", "y");
+    ok.stage("in_p0", "L1").at("acc", "kx0");
+    CompileResult r = compile_conv_s2(ok.spec(), 3);
+    EXPECT_TRUE(r.ok) << first_error(r);
+    Schedule shared;
+    shared.func("acc").compute_at("S", "i");
+    shared.stage("A", "UB").at("acc", "k");
+    CompileRequest req;
+    req.generator = "test_three_updates";
+    req.schedule = shared.spec();
+    req.arch = "ascend-like";
+    EXPECT_EQ(first_error(compile(req)),
+              "directive d2 (#1, stage(A, UB)): loop 'k' of acc is in update 1 and in update 0; Halide can "
+              "compute at a loop of an update other than the last only by a name no other stage of acc has");
+}
+
+TEST(ApplierErrors, UpdateTheFuncDoesNotHave) {
+    Schedule s;
+    s.func("acc").update(1).reorder({"ci", "x"});
+    EXPECT_EQ(first_error(compile_conv_s2(s.spec(), 1)),
+              "directive d1 (#0, reorder on acc.update(1)): acc has 1 update definition; update(1) does not exist");
 }
 
 TEST(ApplierErrors, BadSplitFactorFromTheBuilder) {
