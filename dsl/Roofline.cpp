@@ -215,6 +215,134 @@ private:
     std::set<std::string> matrix_accumulators_; // Funcs whose update is a product the matrix unit accumulates
 };
 
+// The elements of each input the algorithm reads: the union, over the loads of
+// the input, of the points their affine indices reach in the loops around them
+// (a stride-2 1x1 convolution reads a quarter of its input; the compulsory GM
+// traffic is those bytes, not the tensor's). An input with a load whose index
+// is not affine in constant-extent loops, or too many points to enumerate,
+// counts whole (nothing for it in `read`). A Func that is the input itself
+// (Halide's `input_im`, computed at root here: buf[i] = input[i]) is read
+// through: its loads are the input's.
+class ElementsRead : public IRVisitor {
+public:
+    explicit ElementsRead(std::map<std::string, int64_t> elems) : elems_(std::move(elems)) {}
+    std::map<std::string, int64_t> read; // input -> distinct elements read
+
+    // Finds the identity copies of inputs in `s` (call before accept).
+    void find_copies(const Stmt &s) {
+        struct Copies : public IRVisitor {
+            const std::map<std::string, int64_t> *inputs;
+            std::map<std::string, std::string> of;
+            using IRVisitor::visit;
+            void visit(const Store *op) override {
+                const Load *l = op->value.as<Load>();
+                if (l && inputs->count(l->name) && !inputs->count(op->name) && equal(l->index, op->index)) {
+                    of.emplace(op->name, l->name);
+                }
+                IRVisitor::visit(op);
+            }
+        } c;
+        c.inputs = &elems_;
+        s.accept(&c);
+        copy_of_ = c.of;
+    }
+
+    void finish() {
+        for (const auto &[name, seen] : seen_) {
+            if (!whole_.count(name)) {
+                read[name] = static_cast<int64_t>(std::count(seen.begin(), seen.end(), true));
+            }
+        }
+    }
+
+private:
+    static constexpr int64_t kMaxPoints = int64_t(1) << 26;
+    std::map<std::string, int64_t> elems_;
+    std::map<std::string, std::string> copy_of_; // identity copy -> its input
+    std::map<std::string, std::vector<bool>> seen_;
+    std::set<std::string> whole_;
+    struct Loop {
+        std::string name;
+        Expr min;
+        int64_t extent;
+    };
+    std::vector<Loop> loops_;
+    using IRVisitor::visit;
+
+    void visit(const For *op) override {
+        const int64_t *e = as_const_int(op->extent);
+        loops_.push_back({op->name, op->min, e ? *e : -1});
+        IRVisitor::visit(op);
+        loops_.pop_back();
+    }
+    void visit(const Store *op) override {
+        const Load *l = op->value.as<Load>();
+        auto c = copy_of_.find(op->name);
+        if (c != copy_of_.end() && l && l->name == c->second) {
+            op->index.accept(this); // the copy itself: its reads are counted where it is read
+            return;
+        }
+        IRVisitor::visit(op);
+    }
+    void visit(const Load *op) override {
+        IRVisitor::visit(op);
+        auto c = copy_of_.find(op->name);
+        const std::string &input = c != copy_of_.end() ? c->second : op->name;
+        auto n = elems_.find(input);
+        if (n == elems_.end() || whole_.count(input)) {
+            return;
+        }
+        if (!mark(op, input, n->second)) {
+            whole_.insert(input);
+        }
+    }
+    // Marks the elements this load reaches; false when it cannot tell.
+    bool mark(const Load *op, const std::string &input, int64_t elems) {
+        if (!op->type.is_scalar()) {
+            return false;
+        }
+        Expr base = op->index;
+        std::vector<std::pair<int64_t, int64_t>> dims; // coefficient, extent
+        int64_t points = 1;
+        for (const Loop &l : loops_) {
+            auto c = nir::affine_coefficient(op->index, l.name);
+            if (!c) {
+                return false;
+            }
+            base = substitute(l.name, l.min, base);
+            if (*c == 0) {
+                continue;
+            }
+            if (l.extent < 0 || points > kMaxPoints / std::max<int64_t>(1, l.extent)) {
+                return false;
+            }
+            dims.emplace_back(*c, l.extent);
+            points *= l.extent;
+        }
+        const int64_t *b = as_const_int(simplify(base));
+        if (!b) {
+            return false;
+        }
+        std::vector<bool> &seen = seen_[input];
+        seen.resize(static_cast<size_t>(elems), false);
+        std::vector<int64_t> at(dims.size(), 0);
+        for (int64_t p = 0; p < points; p++) {
+            int64_t idx = *b;
+            for (size_t d = 0; d < dims.size(); d++) {
+                idx += dims[d].first * at[d];
+            }
+            if (idx < 0 || idx >= elems) {
+                return false;
+            }
+            seen[static_cast<size_t>(idx)] = true;
+            for (size_t d = 0; d < dims.size() && ++at[d] == dims[d].second; d++) {
+                at[d] = 0;
+            }
+        }
+        return true;
+    }
+};
+
 // The fastest edge out of the matrix unit's accumulator level on an engine that requantises
 // (transform quant with a parameter table); 0 when there is none.
 double fix_requant_rate(const ArchSpec &arch) {
@@ -246,15 +374,26 @@ Roofline compute_roofline(const std::string &generator, const ParamMap &params, 
     compute_intermediates_at_root(p, false);
     LoweredPipeline lp = lower_pipeline(p, ScheduleSpec{}, arch);
     std::vector<isa::ArgDesc> args;
+    std::map<std::string, int64_t> input_elems;
     for (const auto &i : lp.inputs) {
         args.push_back({i.name, i.dtype, i.shape, false});
-        r.gm_read_bytes += Tensor(i.name, i.dtype, i.shape).bytes();
+        input_elems[i.name] = Tensor(i.name, i.dtype, i.shape).elements();
     }
     for (const auto &o : lp.outputs) {
         args.push_back({o.name, o.dtype, o.shape, true});
         r.gm_write_bytes += Tensor(o.name, o.dtype, o.shape).bytes();
     }
     Stmt s = specialize_for_npu(lp.stmt, args);
+    // The compulsory GM reads: each input element the algorithm reads, once.
+    ElementsRead er(input_elems);
+    er.find_copies(s);
+    s.accept(&er);
+    er.finish();
+    for (const auto &i : lp.inputs) {
+        const Tensor t(i.name, i.dtype, i.shape);
+        auto n = er.read.find(i.name);
+        r.gm_read_bytes += n == er.read.end() ? t.bytes() : n->second * dtype_bytes(i.dtype);
+    }
     const double fix_rate = fix_requant_rate(arch);
     CountWork w(arch, fix_rate);
     s.accept(&w);
