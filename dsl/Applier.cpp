@@ -280,8 +280,8 @@ private:
                     // index ("computed at the following invalid location"): a
                     // loop of an earlier stage is reachable only by a name no
                     // other stage has (conv2d's stride-2 phases: kx0 .. kx3).
-                    for (int other = 0; other < s; other++) {
-                        if (s != stages - 1 && has_loop(other, loop_name)) {
+                    for (int other = 0; other < s && s != stages - 1; other++) {
+                        if (has_loop(other, loop_name)) {
                             user_error(ctx(), ": loop '", loop_name, "' of ", at, " is in update ", s - 1,
                                        " and in ", other == 0 ? std::string("its pure definition")
                                                               : "update " + std::to_string(other - 1),
