@@ -32,7 +32,9 @@
 // hazard analysis keeps the two copies apart and the writer gets N - 1 initial
 // credits (insert_buffer_credits, CreditCheck). Only when the loads read
 // nothing the body writes, no other operation of the body is on their pipes
-// or writes their buffers, and one iteration gives another pipe a full queue
+// or writes their buffers, the loop has more iterations than copies or its
+// rotation ends with it, and one
+// iteration gives another pipe a full queue (counting a flag per operation)
 // of operations (the scalar unit would stall there before the next load).
 //
 // A loop qualifies when its body has vector operations, the head's operations are single DMAs and MMADs (not

@@ -105,11 +105,15 @@ TEST(AdvanceHead, NextTileScoresDuringThisTile) {
     EXPECT_LT(next_scores, last_div) << "the next tile's score product is not issued before this tile's division";
 }
 
-TEST(AdvanceHead, SoftmaxUnchanged) {
+// Softmax has no head for the head form (its body is vector work); since the
+// prefetch form counts a flag per operation (2026-11-30) its row band's input
+// loads one band ahead, which changes little here (14147 -> 14145 cycles at
+// 64 x 1024, 48887 -> 48873 at 256 x 1024): never slower.
+TEST(AdvanceHead, SoftmaxNoSlower) {
     PassPair p = run_with_and_without("advance_head", "softmax", {{"ROWS", "64"}, {"COLS", "1024"}, {"dtype", "fp16"}},
                                       "softmax/schedules/ascend_reduce.json", 1e-3);
     EXPECT_EQ(p.with.cmp.mismatches, 0) << failure(p.with);
-    EXPECT_EQ(p.with.report.cycles, p.without.report.cycles);
+    EXPECT_LE(p.with.report.cycles, p.without.report.cycles);
 }
 
 // The prefetch form: depthwise's band loop (form=matrix, ascend_matrix.json)
@@ -209,4 +213,37 @@ TEST(AdvanceHead, CheckerKnowsTheCopyThePrefetchWrites) {
     EXPECT_NE(hazard_message(two).find("there must be 1 initial set_flag(s) and 1 final wait_flag(s) (MTE1 -> MTE2"),
               std::string::npos)
         << hazard_message(two);
+}
+
+// The prefetch form counts two queue entries per operation (itself and about
+// one flag, which insert_sync adds later): conv2d's stride-2 band gives the
+// matrix unit 18 MMADs (and 27 flags) per band, which fill its 32-entry queue,
+// so the scalar unit issued the next band's input load only once the band's
+// products had drained; now it is issued during the band (56x32x128->128
+// fp16: 128027 -> 102026 cycles, measured 2026-11-30).
+TEST(AdvanceHead, StrideTwoConvolutionLoadsTheNextBandDuringThisBand) {
+    PassPair p = run_with_and_without(
+        "advance_head", "conv2d",
+        {{"H", "8"}, {"W", "32"}, {"CI", "32"}, {"CO", "128"}, {"K", "3"}, {"stride", "2"}, {"dtype", "fp16"}},
+        "conv2d/schedules/ops_ascend_3x3_s2.json", 1e-4);
+    ASSERT_EQ(p.with.cmp.mismatches, 0) << failure(p.with);
+    ASSERT_EQ(p.without.cmp.mismatches, 0) << failure(p.without);
+    EXPECT_LT(p.with.report.cycles + p.with.report.cycles / 10, p.without.report.cycles)
+        << "with " << p.with.report.cycles << ", without " << p.without.report.cycles;
+}
+
+// A loop of no more iterations than its copies is not prefetched: the
+// rotation already loads the next tile's first chunk while this tile computes,
+// and the prefetch would make it wait for this tile's last read (auto-int8's
+// GEMM, two k chunks in two copies: 92493 -> 104721 cycles when it was).
+TEST(AdvanceHead, NoPrefetchInALoopOfNoMoreIterationsThanCopies) {
+    const tessel::ParamMap params = {{"M", "128"}, {"N", "256"}, {"K", "512"}, {"dtype", "int8"}};
+    const ScheduleSpec spec = sample_schedule("gemm/schedules/auto_int8.json");
+    const uint64_t seed = fresh_seed();
+    NpuRun with = run_npu("gemm", params, spec, "auto-int8", seed, 0, 0);
+    PassOptions skip;
+    skip.skip = {"advance_head"};
+    NpuRun without = run_npu("gemm", params, spec, "auto-int8", seed, 0, 0, skip);
+    ASSERT_EQ(with.cmp.mismatches, 0) << failure(with);
+    EXPECT_EQ(with.report.cycles, without.report.cycles);
 }
