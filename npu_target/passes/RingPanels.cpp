@@ -500,7 +500,7 @@ private:
         return "";
     }
 
-    Stmt rewrite_writer(const Plan &p) const {
+    Stmt rewrite_writer(const Plan &) const {
         // The first panel is loaded by its reader (first_load); later ones by rewrite_reader.
         return Evaluate::make(0);
     }
