@@ -220,15 +220,29 @@ private:
 // (a stride-2 1x1 convolution reads a quarter of its input; the compulsory GM
 // traffic is those bytes, not the tensor's). An input with a load whose index
 // is not affine in constant-extent loops, or too many points to enumerate,
-// counts whole (nothing for it in `read`). A Func that is the input itself
+// counts whole, as does one never loaded. A Func that is the input itself
 // (Halide's `input_im`, computed at root here: buf[i] = input[i]) is read
 // through: its loads are the input's.
 class ElementsRead : public IRVisitor {
 public:
-    explicit ElementsRead(std::map<std::string, int64_t> elems) : elems_(std::move(elems)) {}
-    std::map<std::string, int64_t> read; // input -> distinct elements read
+    // The elements of each input (`elems`: input -> its tensor's elements) `s` reads.
+    static std::map<std::string, int64_t> in(const Stmt &s, const std::map<std::string, int64_t> &elems) {
+        ElementsRead er(elems);
+        er.find_copies(s);
+        s.accept(&er);
+        std::map<std::string, int64_t> read = elems;
+        for (const auto &[name, seen] : er.seen_) {
+            if (!er.whole_.count(name)) {
+                read[name] = static_cast<int64_t>(std::count(seen.begin(), seen.end(), true));
+            }
+        }
+        return read;
+    }
 
-    // Finds the identity copies of inputs in `s` (call before accept).
+private:
+    explicit ElementsRead(std::map<std::string, int64_t> elems) : elems_(std::move(elems)) {}
+
+    // Finds the identity copies of inputs in `s` (before the visit).
     void find_copies(const Stmt &s) {
         struct Copies : public IRVisitor {
             const std::map<std::string, int64_t> *inputs;
@@ -247,15 +261,6 @@ public:
         copy_of_ = c.of;
     }
 
-    void finish() {
-        for (const auto &[name, seen] : seen_) {
-            if (!whole_.count(name)) {
-                read[name] = static_cast<int64_t>(std::count(seen.begin(), seen.end(), true));
-            }
-        }
-    }
-
-private:
     static constexpr int64_t kMaxPoints = int64_t(1) << 26;
     std::map<std::string, int64_t> elems_;
     std::map<std::string, std::string> copy_of_; // identity copy -> its input
@@ -385,14 +390,9 @@ Roofline compute_roofline(const std::string &generator, const ParamMap &params, 
     }
     Stmt s = specialize_for_npu(lp.stmt, args);
     // The compulsory GM reads: each input element the algorithm reads, once.
-    ElementsRead er(input_elems);
-    er.find_copies(s);
-    s.accept(&er);
-    er.finish();
+    const std::map<std::string, int64_t> read = ElementsRead::in(s, input_elems);
     for (const auto &i : lp.inputs) {
-        const Tensor t(i.name, i.dtype, i.shape);
-        auto n = er.read.find(i.name);
-        r.gm_read_bytes += n == er.read.end() ? t.bytes() : n->second * dtype_bytes(i.dtype);
+        r.gm_read_bytes += read.at(i.name) * dtype_bytes(i.dtype);
     }
     const double fix_rate = fix_requant_rate(arch);
     CountWork w(arch, fix_rate);

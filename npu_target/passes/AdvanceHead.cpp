@@ -150,10 +150,9 @@ private:
             // across the enclosing loops, would lose the overlap that rotation
             // gives (the next tile's first load waiting for this tile's last
             // read: auto-int8 GEMM's two k chunks, 92493 -> 104721 cycles).
-            const bool short_rotation = b != m_.buffers.end() && extent <= b->second.buffers &&
-                                        b->second.rotate_scope != b->second.rotate_loop;
             if (b == m_.buffers.end() || b->second.buffers < 2 || b->second.rotate_loop != op->name ||
-                alloc == all.allocated.end() || alloc->second > 0 || short_rotation) {
+                alloc == all.allocated.end() || alloc->second > 0 ||
+                (extent <= b->second.buffers && b->second.rotate_scope != b->second.rotate_loop)) {
                 break;
             }
             writes.insert(dma->dst.buffer);

@@ -39,6 +39,19 @@ HIT = {"A": 362, "B_even": 362, "B_odd": 451}
 PRODUCTS = 131072  # 1024^3 / 8192 MAC per cycle
 
 
+def next_load(pending, buffer_free, mte2, window):
+    """MTE2's next load among the first `window` pending ones, in program order: the first whose
+    buffer is free by `mte2`, else None; and (time, load) of the one whose buffer frees soonest."""
+    soonest = None
+    for x in sorted(pending)[:window]:
+        f = buffer_free(x)
+        if f is not None and f <= mte2:
+            return x, soonest
+        if f is not None and (soonest is None or f < soonest[0]):
+            soonest = (f, x)
+    return None, soonest
+
+
 def run(order, ring_slots=13, a_buffers=3, chunks=8, mmad=256, warm=True):
     """order: (row tile 0..15, column panel 0..3) per tile. Returns (cycles, MTE2 busy)."""
     # The held panel: a new instance whenever the panel changes between two tiles.
@@ -91,14 +104,7 @@ def run(order, ring_slots=13, a_buffers=3, chunks=8, mmad=256, warm=True):
         t, c = divmod(g, chunks)
         deps = (a_load[(t, c // 4)], piece_load[(panel_inst[t], c)])
         while any(d in pending for d in deps):
-            pick, soonest = None, None
-            for x in sorted(pending)[:40]:
-                f = buffer_free(x)
-                if f is not None and f <= mte2:
-                    pick = x
-                    break
-                if f is not None and (soonest is None or f < soonest[0]):
-                    soonest = (f, x)
+            pick, soonest = next_load(pending, buffer_free, mte2, 40)
             if pick is None:
                 cold = [x for x in sorted(pending) if loads[x]["key"] not in in_l2]
                 if warm and cold and (soonest is None or soonest[0] > mte2 + COLD[loads[cold[0]]["kind"]] // 2):
@@ -234,14 +240,7 @@ def run_fp16(tiles, ring_slots=10, stream_buffers=3, aligned_a=False):
     for g in range(len(mstart)):
         deps = need[divmod(g, chunks)]
         while any(d in pending for d in deps):
-            pick, soonest = None, None
-            for x in sorted(pending)[:60]:
-                f = buffer_free(x)
-                if f is not None and f <= mte2:
-                    pick = x
-                    break
-                if f is not None and (soonest is None or f < soonest[0]):
-                    soonest = (f, x)
+            pick, soonest = next_load(pending, buffer_free, mte2, 60)
             if pick is None:
                 mte2, pick = soonest
             l = loads[pick]

@@ -58,13 +58,13 @@ NpuRun run_npu(const std::string &generator, const ParamMap &given, const Schedu
 }
 
 PassPair run_with_and_without(const std::string &pass, const std::string &generator, const ParamMap &params,
-                              const std::string &schedule_under_samples, double tol) {
+                              const std::string &schedule_under_samples, double tol, const std::string &arch) {
     const uint64_t seed = fresh_seed();
     ScheduleSpec spec = sample_schedule(schedule_under_samples);
     PassOptions skip;
     skip.skip = {pass};
-    return {run_npu(generator, params, spec, "ascend-like", seed, tol, tol),
-            run_npu(generator, params, spec, "ascend-like", seed, tol, tol, skip)};
+    return {run_npu(generator, params, spec, arch, seed, tol, tol),
+            run_npu(generator, params, spec, arch, seed, tol, tol, skip)};
 }
 
 nir::NpuModule module_after(const std::string &pass, const std::string &generator, const ParamMap &params,

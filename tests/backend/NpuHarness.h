@@ -35,12 +35,13 @@ uint64_t fresh_seed();
 /** A hand schedule of the samples, by its path under samples/ ("gemm/schedules/x.json"). */
 ScheduleSpec sample_schedule(const std::string &path_under_samples);
 
-/** One sample schedule run with an optimisation pass and with it skipped, same seed, on ascend-like. */
+/** One sample schedule run with an optimisation pass and with it skipped, same seed, on `arch`. */
 struct PassPair {
     NpuRun with, without;
 };
 PassPair run_with_and_without(const std::string &pass, const std::string &generator, const ParamMap &params,
-                              const std::string &schedule_under_samples, double tol);
+                              const std::string &schedule_under_samples, double tol,
+                              const std::string &arch = "ascend-like");
 
 /** The NPU module of a sample schedule on ascend-like as it is after `pass`
  * (for tests that edit it and run check_hazards on it). */

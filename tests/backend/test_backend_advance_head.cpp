@@ -237,13 +237,8 @@ TEST(AdvanceHead, StrideTwoConvolutionLoadsTheNextBandDuringThisBand) {
 // and the prefetch would make it wait for this tile's last read (auto-int8's
 // GEMM, two k chunks in two copies: 92493 -> 104721 cycles when it was).
 TEST(AdvanceHead, NoPrefetchInALoopOfNoMoreIterationsThanCopies) {
-    const tessel::ParamMap params = {{"M", "128"}, {"N", "256"}, {"K", "512"}, {"dtype", "int8"}};
-    const ScheduleSpec spec = sample_schedule("gemm/schedules/auto_int8.json");
-    const uint64_t seed = fresh_seed();
-    NpuRun with = run_npu("gemm", params, spec, "auto-int8", seed, 0, 0);
-    PassOptions skip;
-    skip.skip = {"advance_head"};
-    NpuRun without = run_npu("gemm", params, spec, "auto-int8", seed, 0, 0, skip);
-    ASSERT_EQ(with.cmp.mismatches, 0) << failure(with);
-    EXPECT_EQ(with.report.cycles, without.report.cycles);
+    PassPair p = run_with_and_without("advance_head", "gemm", {{"M", "128"}, {"N", "256"}, {"K", "512"}, {"dtype", "int8"}},
+                                      "gemm/schedules/auto_int8.json", 0, "auto-int8");
+    ASSERT_EQ(p.with.cmp.mismatches, 0) << failure(p.with);
+    EXPECT_EQ(p.with.report.cycles, p.without.report.cycles);
 }

@@ -40,13 +40,18 @@ ScheduleSpec sample(const std::string &name) {
     return load_schedule(source_path("samples/gemm/schedules/" + name + ".json"));
 }
 
-CompileResult compile_gemm(const ScheduleSpec &s, const ParamMap &params = {}, const std::string &arch = "ascend-like") {
+CompileResult compile_with(const std::string &generator, const ScheduleSpec &s, const ParamMap &params = {},
+                           const std::string &arch = "ascend-like") {
     CompileRequest r;
-    r.generator = "gemm";
+    r.generator = generator;
     r.params = params;
     r.schedule = s;
     r.arch = arch;
     return compile(r);
+}
+
+CompileResult compile_gemm(const ScheduleSpec &s, const ParamMap &params = {}, const std::string &arch = "ascend-like") {
+    return compile_with("gemm", s, params, arch);
 }
 
 
@@ -153,12 +158,8 @@ TEST(ApplierErrors, UnknownLoopOfComputeAt) {
 
 // conv2d with stride 2 has one update per input phase (samples/conv2d/ConvTaps.h).
 CompileResult compile_conv_s2(const ScheduleSpec &s, int K) {
-    CompileRequest r;
-    r.generator = "conv2d";
-    r.params = {{"H", "4"}, {"W", "32"}, {"CI", "32"}, {"CO", "128"}, {"K", std::to_string(K)}, {"stride", "2"}};
-    r.schedule = s;
-    r.arch = "ascend-like";
-    return compile(r);
+    return compile_with("conv2d", s,
+                        {{"H", "4"}, {"W", "32"}, {"CI", "32"}, {"CO", "128"}, {"K", std::to_string(K)}, {"stride", "2"}});
 }
 
 // Halide 14 refuses a LoopLevel with an explicit stage index; a loop of an
@@ -175,11 +176,7 @@ TEST(ApplierErrors, LoopOfAnEarlierUpdate) {
     Schedule shared;
     shared.func("acc").compute_at("S", "i");
     shared.stage("A", "UB").at("acc", "k");
-    CompileRequest req;
-    req.generator = "test_three_updates";
-    req.schedule = shared.spec();
-    req.arch = "ascend-like";
-    EXPECT_EQ(first_error(compile(req)),
+    EXPECT_EQ(first_error(compile_with("test_three_updates", shared.spec())),
               "directive d2 (#1, stage(A, UB)): loop 'k' of acc is in update 1 and in update 0; Halide can "
               "compute at a loop of an update other than the last only by a name no other stage of acc has");
 }
@@ -239,12 +236,9 @@ TEST(ApplierErrors, AccumulateInNeedsComputeAt) {
 }
 
 TEST(ApplierErrors, TensorizeOnANonMatmulUpdateIsExplained) {
-    CompileRequest r;
-    r.generator = "test_rowsum";
     Schedule s;
     s.func("acc").update(0).tensorize();
-    r.schedule = s.spec();
-    EXPECT_EQ(first_error(compile(r)), "directive d1 (#0, tensorize(acc, 0)): acc.update(0) is not matmul-shaped: what is added "
+    EXPECT_EQ(first_error(compile_with("test_rowsum", s.spec())), "directive d1 (#0, tensorize(acc, 0)): acc.update(0) is not matmul-shaped: what is added "
                                        "is not a product a * b\n"
                                        "  expected: acc(i) = acc(i) + cast(a(.., r, ..)) * cast(b(.., r, ..)) with a "
                                        "reduction variable r in both a and b\n"
