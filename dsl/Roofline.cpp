@@ -324,7 +324,10 @@ private:
             dims.emplace_back(*c, l.extent);
             points *= l.extent;
         }
-        const int64_t *b = as_const_int(simplify(base));
+        // Hold the simplified Expr: as_const_int points into it, and a temporary
+        // would be freed at the end of the statement (a use-after-free under ASan).
+        const Expr simplified_base = simplify(base);
+        const int64_t *b = as_const_int(simplified_base);
         if (!b) {
             return false;
         }

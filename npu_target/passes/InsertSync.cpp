@@ -35,7 +35,9 @@ int copies_ahead(const nir::NpuModule &m, const std::string &buffer, const Expr 
             if (!ahead && n && *n == b->buffers) {
                 // Modulo the copies: the simplifier drops terms of the count
                 // that are multiples of them (`(yo*8 + cg) % 2` is `cg % 2`).
-                if (const int64_t *d = as_const_int(simplify((op->a - b->rotate_count) % op->b))) {
+                // Named: as_const_int points into the Expr, which must outlive *d.
+                const Expr offset = simplify((op->a - b->rotate_count) % op->b);
+                if (const int64_t *d = as_const_int(offset)) {
                     ahead = ((*d % *n) + *n) % *n;
                 }
             }
