@@ -2,6 +2,8 @@
 #   make demo   install what is missing, build (Release, build/), run the main job
 #   make test   the same set-up, then the whole test suite through ctest
 #   make bench  the same set-up, then every sample on every preset (docs/BENCHMARKS.md)
+#   make test-sanitize  the whole suite built with ASan + UBSan, in build-asan/ (docs/hardening.md)
+#   make fuzz   the libFuzzer harnesses, FUZZ_TIME seconds each (fuzz/README.md)
 BUILD ?= build
 JOBS  ?= $(shell nproc)
 CMAKE_ARGS ?=
@@ -13,7 +15,7 @@ PACKAGES := build-essential cmake ccache libhalide14-0-dev nlohmann-json3-dev \
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps configure build demo test bench clean
+.PHONY: all deps configure build demo test bench clean test-sanitize fuzz
 
 all: build
 
@@ -44,6 +46,35 @@ bench: build
 
 test: build
 	cd $(BUILD) && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j $(JOBS)
+
+# The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer (gcc).
+# A UBSan report is fatal (-fno-sanitize-recover=all, CMakeLists.txt). Every
+# runtime option below, and why, is in docs/hardening.md. CTEST_ARGS picks a
+# subset: make test-sanitize CTEST_ARGS="-L 'dsl|backend'".
+ASAN_BUILD ?= build-asan
+CTEST_ARGS ?=
+SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=0 \
+                UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+test-sanitize: deps
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Release -DTESSEL_SANITIZE=address,undefined \
+	      -DCMAKE_CXX_FLAGS=-g1 $(CMAKE_ARGS)
+	$(SANITIZE_ENV) cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && $(SANITIZE_ENV) QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+# libFuzzer harnesses (fuzz/): clang-14 with ASan + UBSan, in their own build
+# dir; each runs FUZZ_TIME seconds over fuzz/corpus/<target>. New failing inputs
+# and the per-harness summary (runs, exec/s, coverage) land in FUZZ_FINDINGS.
+FUZZ_BUILD    ?= build-fuzz
+FUZZ_TIME     ?= 60
+FUZZ_FINDINGS ?= $(FUZZ_BUILD)/findings
+FUZZ_TARGETS  ?= schedule arch binary asm
+
+fuzz:
+	@command -v clang++-14 >/dev/null || { echo "make fuzz needs clang-14 and libclang-rt-14-dev (apt-get install clang-14 libclang-rt-14-dev)" >&2; exit 1; }
+	CC=clang-14 CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) -DTESSEL_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
+	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	fuzz/run_fuzz.sh $(FUZZ_BUILD)/fuzz $(FUZZ_TIME) $(FUZZ_FINDINGS) $(FUZZ_TARGETS)
 
 clean:
 	rm -rf $(BUILD)
