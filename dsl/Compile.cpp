@@ -208,7 +208,15 @@ RunReport run(const CompileRequest &req, uint64_t seed, bool want_trace) {
         if (npu) {
             sim::SimOptions so;
             so.trace = want_trace;
-            NpuRunResult out = run_npu_program(*npu, arch, inputs, so);
+            so.max_instructions = req.max_instructions;
+            so.max_cycles = req.max_cycles;
+            so.max_trace_events = req.max_trace_events;
+            auto trace_file = sim::TraceFile::open(req.trace_file, npu->backend.program, so);
+            NpuRunResult out;
+            sim::TraceFile::record(trace_file.get(), [&]() -> const sim::SimReport & {
+                out = run_npu_program(*npu, arch, inputs, so);
+                return out.report;
+            });
             got = std::move(out.outputs);
             what = "NPU";
             rep.cycles = static_cast<int64_t>(out.report.cycles);
@@ -220,9 +228,6 @@ RunReport run(const CompileRequest &req, uint64_t seed, bool want_trace) {
                 rep.pipes[name] = ps.busy_pct;
             }
             rep.sim_summary = sim::summarize(out.report);
-            if (want_trace) {
-                rep.trace_json = sim::trace_to_chrome_json(out.report, npu->backend.program);
-            }
             rep.provenance = npu->backend.program.provenance;
             rep.sim = std::move(out.report);
         }

@@ -35,6 +35,12 @@ struct CompileRequest {
      * reference (cpu_schedule_verified). Costs one more JIT compile (~0.3-0.4 s);
      * the IDE turns it off to refresh its views sooner. */
     bool check_cpu_schedule = true;
+    // The simulator's budgets for run() (sim::SimOptions; docs/simulator.md "Budgets"): a run
+    // past them stops with an error diagnostic that says why and what to do. 0 = unlimited.
+    uint64_t max_instructions = sim::kDefaultMaxInstructions;
+    uint64_t max_cycles = sim::kDefaultMaxCycles;
+    uint64_t max_trace_events = sim::kDefaultMaxTraceEvents; // events kept in RunReport::sim->trace
+    std::string trace_file; // run(): stream the Chrome/Perfetto trace to this file as it runs ("" = none)
 };
 
 struct PassTime {
@@ -101,8 +107,8 @@ struct RunReport {
     bool cpu_schedule_verified = false;         // the scheduled pipeline on the CPU equals the reference too
     bool cpu_schedule_checked = false;          // it was run (CompileRequest::check_cpu_schedule)
     std::string sim_summary;                    // the simulator's text summary (cycles, pipes, engine edges)
-    std::string trace_json;                     // Chrome/Perfetto trace (only when requested)
-    std::optional<sim::SimReport> sim;          // the whole simulation report (trace events when requested)
+    std::optional<sim::SimReport> sim;          // the whole simulation report (trace events when requested,
+                                                // up to CompileRequest::max_trace_events)
     std::vector<isa::Provenance> provenance;    // the program's provenance table (TraceEvent::prov indexes it)
 };
 

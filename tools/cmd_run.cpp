@@ -5,10 +5,12 @@
 #include "tools/Commands.h"
 
 #include "tools/CompileArgs.h"
+#include "tools/SimArgs.h"
 #include "database/Canonical.h"
 #include "database/ScheduleStore.h"
 #include "npu_target/arch/ArchSpec.h"
 #include "npu_target/common/Error.h"
+#include "npu_target/sim/Simulator.h"
 
 #include <nlohmann/json.hpp>
 
@@ -35,6 +37,9 @@ struct RunOptions {
     std::string db;
     std::string note;
     std::vector<std::string> skip_passes;
+    uint64_t max_instructions = sim::kDefaultMaxInstructions;
+    uint64_t max_cycles = sim::kDefaultMaxCycles;
+    uint64_t max_trace_events = sim::kDefaultMaxTraceEvents;
 };
 
 // Records a run in the schedule database (`tessel run --save`).
@@ -122,7 +127,8 @@ Command add_run_command(CLI::App &root, GlobalOptions &) {
     c.app->add_option("--arch", o->arch, "arch preset or ArchSpec JSON file")->capture_default_str();
     c.app->add_option("--seed", o->seed, "random seed for the inputs")->capture_default_str();
     c.app->add_option("--report-json", o->report_json, "write the run report (JSON) to this file");
-    c.app->add_option("--trace", o->trace, "write the simulator trace (Chrome/Perfetto JSON) to this file");
+    c.app->add_option("--trace", o->trace, "stream the simulator trace (Chrome/Perfetto JSON) to this file as it runs");
+    add_budget_options(c.app, o->max_instructions, o->max_cycles, o->max_trace_events);
     c.app->add_flag("--save", o->save, "record the schedule and its result in the schedule database");
     c.app->add_option("--db", o->db, "the database file for --save (default: $TESSEL_DB or the XDG data directory)");
     c.app->add_option("--note", o->note, "a note stored with the schedule (--save)");
@@ -130,14 +136,11 @@ Command add_run_command(CLI::App &root, GlobalOptions &) {
     c.run = [o] {
         CompileRequest req = make_request(o->generator, o->params, o->schedule, o->arch);
         req.skip_passes = o->skip_passes;
-        RunReport rep = run(req, o->seed, !o->trace.empty());
-        if (!o->trace.empty() && !rep.trace_json.empty()) {
-            std::ofstream t(o->trace);
-            t << rep.trace_json;
-            if (!t) {
-                user_error("cannot write ", o->trace);
-            }
-        }
+        req.max_instructions = o->max_instructions;
+        req.max_cycles = o->max_cycles;
+        req.max_trace_events = o->max_trace_events;
+        req.trace_file = o->trace;
+        RunReport rep = run(req, o->seed);
         print_diagnostics(rep.diagnostics);
         if (!o->report_json.empty()) {
             std::ofstream f(o->report_json);
@@ -167,6 +170,10 @@ Command add_run_command(CLI::App &root, GlobalOptions &) {
                       << " (bound by " << *rep.binding_resource << ")   efficiency: " << *rep.efficiency << "\n"
                       << rep.sim_summary;
         }
+        if (!o->trace.empty() && rep.sim) {
+            std::cout << "trace: " << o->trace << " (" << rep.sim->trace_recorded << " events; open in ui.perfetto.dev)\n";
+        }
+        check_stdout("tessel run");
         return rep.verified ? 0 : 1;
     };
     return c;

@@ -8,6 +8,7 @@
 #include "npu_target/isa/Asm.h"
 #include "npu_target/isa/Binary.h"
 #include "npu_target/sim/Simulator.h"
+#include "tools/SimArgs.h"
 
 #include <fstream>
 #include <iostream>
@@ -25,7 +26,9 @@ struct SimCliOptions {
     std::string trace;
     std::string inputs = "random";
     uint64_t seed = 1;
-    uint64_t max_cycles = 0;
+    uint64_t max_instructions = sim::kDefaultMaxInstructions;
+    uint64_t max_cycles = sim::kDefaultMaxCycles;
+    uint64_t max_trace_events = sim::kDefaultMaxTraceEvents;
     bool no_race_check = false;
 };
 
@@ -58,10 +61,17 @@ int run_sim(const SimCliOptions &o) {
         args.push_back(std::move(t));
     }
     sim::SimOptions opt;
-    opt.trace = !o.trace.empty();
+    opt.trace = false; // the trace goes to the file as it runs, never into memory
+    opt.max_instructions = o.max_instructions;
     opt.max_cycles = o.max_cycles;
+    opt.max_trace_events = o.max_trace_events;
     opt.check_races = !o.no_race_check;
-    sim::SimReport r = sim::simulate(prog, arch, args, opt);
+    auto trace_file = sim::TraceFile::open(o.trace, prog, opt); // streamed; valid JSON up to an error
+    sim::SimReport r;
+    sim::TraceFile::record(trace_file.get(), [&]() -> const sim::SimReport & {
+        r = sim::simulate(prog, arch, args, opt);
+        return r;
+    });
     std::cout << "kernel " << prog.kernel_name << " on " << arch.name << " (" << prog.cores << " core"
               << (prog.cores == 1 ? "" : "s") << ")\n";
     std::cout << sim::summarize(r);
@@ -70,13 +80,9 @@ int run_sim(const SimCliOptions &o) {
                   << " us\n";
     }
     if (!o.trace.empty()) {
-        std::ofstream out(o.trace);
-        if (!out) {
-            user_error("tessel sim: cannot write the trace to '", o.trace, "'");
-        }
-        out << sim::trace_to_chrome_json(r, prog);
-        std::cout << "trace: " << o.trace << " (" << r.trace.size() << " events; open in ui.perfetto.dev)\n";
+        std::cout << "trace: " << o.trace << " (" << r.trace_recorded << " events; open in ui.perfetto.dev)\n";
     }
+    check_stdout("tessel sim");
     return 0;
 }
 
@@ -88,12 +94,12 @@ Command add_sim_command(CLI::App &root, GlobalOptions &) {
     c.app = root.add_subcommand("sim", "run an NPU program (.tsl binary or assembly) on the cycle-approximate simulator");
     c.app->add_option("program", o->program, "program file (.tsl binary or .s assembly)")->required();
     c.app->add_option("--arch", o->arch, "arch preset name or JSON file")->capture_default_str();
-    c.app->add_option("--trace", o->trace, "write a Chrome/Perfetto trace JSON here");
+    c.app->add_option("--trace", o->trace, "stream a Chrome/Perfetto trace JSON here as the simulation runs");
     c.app->add_option("--inputs", o->inputs, "input arguments: random or zeros")
         ->check(CLI::IsMember({"random", "zeros"}))
         ->capture_default_str();
     c.app->add_option("--seed", o->seed, "random seed for the inputs")->capture_default_str();
-    c.app->add_option("--max-cycles", o->max_cycles, "stop with an error past this cycle (0 = no limit)");
+    add_budget_options(c.app, o->max_instructions, o->max_cycles, o->max_trace_events);
     c.app->add_flag("--no-race-check", o->no_race_check, "do not report unsynchronised cross-pipe accesses");
     c.run = [o]() { return run_sim(*o); };
     return c;

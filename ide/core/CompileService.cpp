@@ -5,6 +5,8 @@
 #include <QThreadPool>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <new>
+
 namespace tessel::ide {
 
 CompileService::CompileService(QObject *parent)
@@ -65,7 +67,29 @@ void CompileService::startPending() {
     (void)QtConcurrent::run([self, latest, req, gen, wantRun] {
         QElapsedTimer t;
         t.start();
-        auto result = std::make_shared<const tessel::CompileResult>(tessel::compile(req));
+        // Any failure in the worker (std::bad_alloc, an internal error) becomes an error
+        // diagnostic: the job always finishes and the views show it.
+        auto failure = [](const char *what, const std::exception *e) {
+            tessel::Diagnostic d;
+            d.severity = tessel::Diagnostic::Error;
+            d.message = std::string(what) + (e ? std::string(": ") + e->what() : std::string(": unknown exception"));
+            if (e && dynamic_cast<const std::bad_alloc *>(e)) {
+                d.message += " (out of memory)";
+            }
+            return d;
+        };
+        std::shared_ptr<const tessel::CompileResult> result;
+        try {
+            result = std::make_shared<const tessel::CompileResult>(tessel::compile(req));
+        } catch (const std::exception &e) {
+            auto r = std::make_shared<tessel::CompileResult>();
+            r->diagnostics.push_back(failure("the compile failed", &e));
+            result = r;
+        } catch (...) {
+            auto r = std::make_shared<tessel::CompileResult>();
+            r->diagnostics.push_back(failure("the compile failed", nullptr));
+            result = r;
+        }
         double compileMs = t.nsecsElapsed() / 1e6;
         bool runIt = wantRun && result->ok && latest->load() == gen;
         QMetaObject::invokeMethod(
@@ -88,7 +112,20 @@ void CompileService::startPending() {
         t.restart();
         tessel::CompileRequest runReq = req;
         runReq.check_cpu_schedule = false; // the views need the NPU run and its check, not a second CPU JIT
-        auto report = std::make_shared<const tessel::RunReport>(tessel::run(runReq, 1, true));
+        std::shared_ptr<const tessel::RunReport> report;
+        try {
+            report = std::make_shared<const tessel::RunReport>(tessel::run(runReq, 1, true));
+        } catch (const std::exception &e) {
+            auto r = std::make_shared<tessel::RunReport>();
+            r->generator = req.generator;
+            r->diagnostics.push_back(failure("the simulation failed", &e));
+            report = r;
+        } catch (...) {
+            auto r = std::make_shared<tessel::RunReport>();
+            r->generator = req.generator;
+            r->diagnostics.push_back(failure("the simulation failed", nullptr));
+            report = r;
+        }
         double runMs = t.nsecsElapsed() / 1e6;
         QMetaObject::invokeMethod(
             self.data(),

@@ -6,7 +6,11 @@
 // (QtConcurrent): compile(), then (if it compiled) run() with the trace. Each
 // result is handed over as std::shared_ptr<const T> in one signal. Requests
 // coalesce: while a job runs only the newest pending request is kept, and a
-// result older than the newest request is dropped (never emitted).
+// result older than the newest request is dropped (never emitted). Runs use the
+// request's simulator budgets and trace cap (CompileRequest::max_instructions,
+// max_cycles, max_trace_events; the defaults unless the caller changed them); a
+// job that fails in the worker (a budget, std::bad_alloc, any exception) ends
+// with its error as a diagnostic, so the service never stays running.
 
 #include "dsl/Compile.h"
 

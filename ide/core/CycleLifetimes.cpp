@@ -47,7 +47,7 @@ void widen(std::pair<int64_t, int64_t> &span, int64_t start, int64_t end) {
 } // namespace
 
 std::vector<CycleLifetime> cycleLifetimes(const std::vector<tessel::BufferLifetime> &lifetimes,
-                                          const std::vector<tessel::sim::TraceEvent> &trace,
+                                          const tessel::sim::SimReport &run,
                                           const std::vector<tessel::isa::Provenance> &provenance,
                                           const tessel::ArchSpec &arch) {
     std::vector<CycleLifetime> out(lifetimes.size());
@@ -70,10 +70,10 @@ std::vector<CycleLifetime> cycleLifetimes(const std::vector<tessel::BufferLifeti
     }
     std::vector<size_t> hits;
     std::map<std::pair<size_t, int64_t>, bool> touched; // (buffer, copy) -> only written by this event
-    for (const auto &e : trace) {
+    for (const auto &e : run.trace) {
         touched.clear();
         const std::string &directive = e.prov < provenance.size() ? provenance[e.prov].directive_id : std::string();
-        for (const auto &a : e.accesses) {
+        for (const auto &a : run.accesses(e)) {
             hits.clear();
             for (size_t i = 0; i < placed.size(); ++i) {
                 const Placed &p = placed[i];

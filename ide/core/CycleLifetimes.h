@@ -33,9 +33,10 @@ struct CycleLifetime {
     std::vector<std::vector<std::pair<int64_t, int64_t>>> live;
 };
 
-/** One entry per lifetime in `lifetimes` (same order). */
+/** One entry per lifetime in `lifetimes` (same order), from the events of `run`'s trace
+ * (SimReport::trace and their accesses; a capped trace gives the spans up to its cut). */
 std::vector<CycleLifetime> cycleLifetimes(const std::vector<tessel::BufferLifetime> &lifetimes,
-                                          const std::vector<tessel::sim::TraceEvent> &trace,
+                                          const tessel::sim::SimReport &run,
                                           const std::vector<tessel::isa::Provenance> &provenance,
                                           const tessel::ArchSpec &arch);
 

@@ -1,5 +1,7 @@
 #include "ide/core/ResultModels.h"
 
+#include <QHash>
+
 #include "npu_target/isa/InstrTable.h"
 
 #include <QRegularExpression>
@@ -177,7 +179,7 @@ void LifetimeModel::setRun(const std::shared_ptr<const tessel::RunReport> &r, co
     m_cycles.clear();
     m_runCycles = 0;
     if (r && r->sim && m_result) {
-        m_cycles = ide::cycleLifetimes(m_result->lifetimes, r->sim->trace, r->provenance, arch);
+        m_cycles = ide::cycleLifetimes(m_result->lifetimes, *r->sim, r->provenance, arch);
         m_runCycles = qint64(r->sim->cycles);
     }
     endResetModel();
@@ -278,10 +280,11 @@ void TimelineModel::setReport(const std::shared_ptr<const tessel::RunReport> &r)
     if (r && r->sim) {
         static const QStringList order = {"S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX"};
         QStringList seen;
+        QHash<quint16, int> seenId; // pipe name id -> index in seen
         for (const auto &e : r->sim->trace) {
-            QString p = qs(e.pipe);
-            if (!seen.contains(p)) {
-                seen << p;
+            if (!seenId.contains(e.pipe.id())) {
+                seenId.insert(e.pipe.id(), int(seen.size()));
+                seen << qs(e.pipe);
             }
         }
         for (const QString &p : order) {
@@ -294,16 +297,28 @@ void TimelineModel::setReport(const std::shared_ptr<const tessel::RunReport> &r)
                 m_pipes << p;
             }
         }
+        QVector<int> row(seen.size());
+        for (int k = 0; k < seen.size(); ++k) {
+            row[k] = int(m_pipes.indexOf(seen[k]));
+        }
         m_byPipe.resize(m_pipes.size());
         const auto &trace = r->sim->trace;
         for (int i = 0; i < int(trace.size()); ++i) {
-            m_byPipe[m_pipes.indexOf(qs(trace[i].pipe))].append(i);
+            m_byPipe[row[seenId.value(trace[i].pipe.id())]].append(i);
         }
         for (auto &v : m_byPipe) {
             std::stable_sort(v.begin(), v.end(), [&](int a, int b) { return trace[a].start < trace[b].start; });
         }
     }
     endResetModel();
+}
+
+QString TimelineModel::traceCutNote() const {
+    return m_report && m_report->sim ? qs(m_report->sim->trace_cut_note()) : QString();
+}
+
+qint64 TimelineModel::traceCutCycle() const {
+    return m_report && m_report->sim && m_report->sim->trace_truncated ? qint64(m_report->sim->trace_cut_cycle) : -1;
 }
 
 const tessel::sim::TraceEvent &TimelineModel::event(int i) const {

@@ -100,6 +100,9 @@ public:
     const QVector<int> &eventsOf(int p) const { return m_byPipe[p]; }
     const tessel::sim::TraceEvent &event(int i) const;
     QString directiveOf(int i) const;
+    /** Where a capped trace stops ("" when the whole run was recorded), and its cycle (-1 then). */
+    QString traceCutNote() const;
+    qint64 traceCutCycle() const;
     /** The event of pipe `p` covering `time` (within `slack` cycles), or -1. */
     int eventAt(int p, double time, double slack = 0) const;
     /** Cycles of the run (0 without a simulation). */

@@ -236,6 +236,10 @@ void MainWindow::updateStatus() {
                     .arg(r->verified ? tr("verified") : tr("NOT verified"));
     } else if (auto c = m_session->lastCompile(); c && !c->ok) {
         text += tr("   compile failed (see Diagnostics)");
+    } else if (auto r = m_session->lastRun(); r && !r->diagnostics.empty()) {
+        text += tr("   run failed: %1 (see Diagnostics)")
+                    .arg(QString::fromStdString(r->diagnostics.front().message.substr(0, r->diagnostics.front().message.find('\n')))
+                             .left(160));
     }
     m_status->setText(text);
 }

@@ -152,6 +152,20 @@ void TimelineView::paintEvent(QPaintEvent *) {
             }
         }
     }
+    // A capped trace: a marker where the recorded events stop (the summary still counts the whole run).
+    const qint64 cut = m->traceCutCycle();
+    if (cut >= 0) {
+        p.setClipping(false);
+        const double x = ax.mapTimeToX(double(cut));
+        p.setPen(QPen(QColor(200, 30, 30), 1.5, Qt::DashLine));
+        if (double(cut) >= ax.t0 && double(cut) <= ax.t1) {
+            p.drawLine(QPointF(x, kRuler), QPointF(x, height()));
+        }
+        p.setPen(QColor(200, 30, 30));
+        p.drawText(QRectF(kLabelWidth, kRuler + 2, std::max(10.0, width() - kLabelWidth - 4.0), 16),
+                   Qt::AlignRight | Qt::AlignTop, tr("trace stops at cycle %1 (trace cap); later events not shown").arg(cut));
+        p.setClipRect(QRectF(0, kRuler, width(), height()));
+    }
     // The cost model's predicted timeline: hatched bars, one row per pipe it models.
     QStringList model = predictedPipes();
     auto prediction = m_session->prediction();

@@ -144,6 +144,9 @@ public:
             }
         }
         verify_program(p_, origin_);
+        if (arch_) {
+            check_program_resources(p_, *arch_);
+        }
         return p_;
     }
 

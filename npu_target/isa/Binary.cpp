@@ -7,6 +7,7 @@
 
 #include <array>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <iterator>
 
@@ -384,6 +385,66 @@ void verify_program(const Program &p, const std::string &origin) {
     }
 }
 
+void check_program_resources(const Program &p, const ArchSpec &a) {
+    // Arguments: laid out in GM as the simulator places them (sim::gm_arg_addresses), before
+    // anything is allocated for them.
+    uint64_t gm_bytes = 0;
+    std::string gm_name = "GM";
+    for (const auto &m : a.memories) {
+        if (m.off_chip) {
+            gm_bytes = m.size_bytes;
+            gm_name = m.name;
+            break;
+        }
+    }
+    const uint64_t kMax = std::numeric_limits<uint64_t>::max() / 4;
+    uint64_t at = 0x10000;
+    for (const auto &arg : p.args) {
+        uint64_t bytes = static_cast<uint64_t>(dtype_bytes(arg.dtype));
+        std::string shape;
+        for (int64_t d : arg.shape) {
+            shape += (shape.empty() ? "" : "x") + std::to_string(d);
+            if (d < 0) {
+                user_error("program '", p.kernel_name, "' argument '", arg.name, "': shape extent ", d, " is negative");
+            }
+            bytes = d == 0 || bytes <= kMax / static_cast<uint64_t>(d) ? bytes * static_cast<uint64_t>(d) : kMax + 1;
+        }
+        at = bytes > kMax || at > kMax ? kMax + 1 : at + (bytes + 4095) / 4096 * 4096 + 4096;
+        if (gm_bytes && (bytes > gm_bytes || at - 0x10000 > gm_bytes)) {
+            user_error("program '", p.kernel_name, "' argument '", arg.name, "' (", dtype_name(arg.dtype), " ",
+                       shape.empty() ? "scalar" : shape, ") needs ",
+                       bytes > kMax ? std::string("more than 2^62") : std::to_string(bytes),
+                       " bytes; with the arguments before it that is more than ", gm_name, " of ", a.name, " holds (",
+                       gm_bytes, " bytes)");
+        }
+    }
+    // Work per instruction: a vector instruction's repeat rows and a DMA's bytes are bounded
+    // by the arch, so one instruction cannot take unbounded time (docs/simulator.md "Budgets").
+    for (size_t i = 0; i < p.code.size(); i++) {
+        const Instr &ins = p.code[i];
+        if (op_info(ins.op).unit == Unit::Vector && ins.rows > a.vector.max_repeat) {
+            user_error("program '", p.kernel_name, "' ", instr_at(p, i), ": ", ins.rows,
+                       " repeat rows; the vector unit of ", a.name, " repeats at most ", a.vector.max_repeat,
+                       " times (vector.max_repeat)");
+        }
+        if (ins.op == Op::DMA && ins.desc < p.descs.size() && ins.src_level < a.memories.size() &&
+            ins.dst_level < a.memories.size()) {
+            const MemoryLevel &s = a.memories[ins.src_level], &d = a.memories[ins.dst_level];
+            const MemoryLevel &bound = !d.off_chip ? d : !s.off_chip ? s : d;
+            const DmaDesc &dd = p.descs[ins.desc];
+            uint64_t bytes = dd.elem_bytes;
+            for (int k = 0; k < dd.dims && k < 4; k++) {
+                bytes = bytes <= kMax / std::max<uint64_t>(1, dd.count[k]) ? bytes * dd.count[k] : kMax + 1;
+            }
+            if (bytes > bound.size_bytes) {
+                user_error("program '", p.kernel_name, "' ", instr_at(p, i), ": descriptor d", ins.desc, " moves ",
+                           bytes > kMax ? std::string("more than 2^62") : std::to_string(bytes), " bytes ", s.name,
+                           "->", d.name, "; ", bound.name, " of ", a.name, " holds ", bound.size_bytes, " bytes");
+            }
+        }
+    }
+}
+
 void check_program_against_arch(const Program &p, const ArchSpec &a) {
     std::string h = a.hash();
     if (p.arch_hash != h || p.arch_name != a.name) {
@@ -393,6 +454,7 @@ void check_program_against_arch(const Program &p, const ArchSpec &a) {
     if (p.cores > a.chip.cores) {
         user_error("program '", p.kernel_name, "' needs ", p.cores, " cores; ", a.name, " has ", a.chip.cores);
     }
+    check_program_resources(p, a);
     auto fail = [&](size_t i, const std::string &msg) {
         user_error("program '", p.kernel_name, "' ", instr_at(p, i), ": ", msg);
     };

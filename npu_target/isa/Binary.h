@@ -51,6 +51,12 @@ void verify_program(const Program &p, const std::string &origin);
  * engine, edge, register, event, dtype or descriptor features `arch` lacks. */
 void check_program_against_arch(const Program &p, const ArchSpec &arch);
 
+/** The resource checks of check_program_against_arch, also made by the assembler when it
+ * has the arch: argument shapes against GM capacity (before anything is allocated for
+ * them), vector repeat rows against vector.max_repeat, DMA descriptor bytes against the
+ * on-chip level they use. Throws UserError naming the argument or instruction. */
+void check_program_resources(const Program &p, const ArchSpec &arch);
+
 uint32_t crc32(const uint8_t *data, size_t n);
 
 } // namespace tessel::isa

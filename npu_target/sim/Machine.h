@@ -8,6 +8,7 @@
 #include "npu_target/sim/Simulator.h"
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <list>
@@ -145,6 +146,24 @@ struct ConflictMemo {
     bool valid = false;
 };
 
+/** Why a run was stopped by its budget. */
+enum class Budget { Instructions, Cycles };
+
+/** A loop closed by a backward BLT (the selector's bottom test: counter + 1 < end), on core 0:
+ * its current instance as far as it has run, for the budget's prediction (Budget.cpp). */
+struct LoopStat {
+    uint32_t top = 0;            // branch target: the first pc of the body
+    uint64_t execs = 0;          // branch executions in this instance (completed iterations)
+    int64_t first_ra = 0, last_ra = 0, last_rb = 0; // counter (after its step) and end
+    uint64_t first_instr = 0, last_instr = 0;       // issued_total at the first and last execution
+};
+
+/** The stall reasons, interned once. */
+struct StallNames {
+    Name wait_flag{"wait_flag"}, barrier{"barrier"}, queue_full{"queue_full"}, dma_outstanding{"dma_outstanding"},
+        fill_drain{"fill_drain"}, bank_conflict{"bank_conflict"};
+};
+
 struct Machine {
     const isa::Program &prog;
     const ArchSpec &arch;
@@ -163,6 +182,29 @@ struct Machine {
     std::vector<EdgeStats> edge_stats;    // [engine][edge] flattened
     std::vector<size_t> edge_base;        // engine -> first index in edge_stats
     std::vector<ConflictMemo> conflict_memo = std::vector<ConflictMemo>(1024);
+    std::vector<Name> pipe_ids;           // internal pipe id -> interned name (trace events)
+    std::vector<Name> level_ids;          // level -> interned name, filled on first use (level_id)
+    StallNames stall;
+
+    // ---- budgets (Budget.cpp) ----
+    uint64_t issued_total = 0;            // instructions issued (every core), for max_instructions
+    uint64_t now = 0;                     // start cycle of the pipe instruction executing
+    std::vector<uint64_t> scalar_by_prov; // scalar-unit instructions executed, per provenance id
+    std::unordered_map<uint32_t, LoopStat> loops; // per backward-BLT pc, core 0
+    std::chrono::steady_clock::time_point started;
+    /** Records one execution of the backward BLT at pc (counter ra, end rb). */
+    void note_loop(uint32_t pc, const isa::Instr &in, int64_t ra, int64_t rb);
+    /** Throws the SimError of an exhausted budget: what stopped, the scalar code and its
+     * Funcs, the prediction of the whole run, and what to do. */
+    [[noreturn]] void budget_exceeded(Budget b, const Core &c, uint32_t pc, uint64_t cycle) const;
+    /** Throws that budget's error if an instruction starting at now would end past max_cycles
+     * (checked before its work, so one huge instruction cannot run far past the budget). */
+    void check_cycle_budget(const Core &c, uint32_t pc, uint64_t end) const {
+        if (opt.max_cycles && end > opt.max_cycles) {
+            budget_exceeded(Budget::Cycles, c, pc, end);
+        }
+    }
+    Name level_id(int level);
 
     Machine(const isa::Program &p, const ArchSpec &a, const SimOptions &o) : prog(p), arch(a), opt(o) {}
 

@@ -128,6 +128,20 @@ void Machine::setup_memory(std::vector<Tensor> &args) {
                  static_cast<uint64_t>(std::max(1, arch.chip.l2_sector_bytes)));
 }
 
+Name Machine::level_id(int level) {
+    if (level < 0) {
+        return Name();
+    }
+    const size_t i = static_cast<size_t>(level);
+    if (i >= level_ids.size()) {
+        level_ids.resize(i + 1);
+    }
+    if (level_ids[i].empty()) {
+        level_ids[i] = Name(level_name(level));
+    }
+    return level_ids[i];
+}
+
 bool Machine::is_gm(int level) const {
     return level >= 0 && level < static_cast<int>(arch.memories.size()) && arch.memories[level].off_chip;
 }

@@ -61,8 +61,7 @@ public:
             if (m_.opt.max_cycles && best > m_.opt.max_cycles) {
                 Core &c = m_.cores[bc];
                 uint32_t pc = bp == 0 ? c.pc : c.pipes[bp].q.front().pc;
-                throw SimError("simulation exceeded max_cycles = " + std::to_string(m_.opt.max_cycles) + " on core " +
-                               std::to_string(bc) + " at " + instr_tag(pc, m_.prog.code.at(pc)));
+                m_.budget_exceeded(Budget::Cycles, c, pc, best);
             }
             if (bp == 0) {
                 step_fe(m_.cores[bc], best);
@@ -152,15 +151,24 @@ private:
         return t;
     }
 
-    void trace(Core &c, int p, uint64_t s, uint64_t e, uint32_t pc, const isa::Instr &in, int64_t bytes,
-               const std::string &src, const std::string &dst, const char *stall, const Range *ranges = nullptr,
-               int nr = 0) {
-        if (!m_.opt.trace) {
+    void trace(Core &c, int p, uint64_t s, uint64_t e, uint32_t pc, const isa::Instr &in, int64_t bytes, Name src,
+               Name dst, Name stall, const Range *ranges = nullptr, int nr = 0) {
+        if (!m_.opt.trace && !m_.opt.trace_sink) {
             return;
         }
+        SimReport &r = m_.report;
+        r.trace_events++;
+        if (m_.opt.max_trace_events && r.trace_recorded >= m_.opt.max_trace_events) {
+            if (!r.trace_truncated) {
+                r.trace_truncated = true;
+                r.trace_cut_cycle = s;
+            }
+            return;
+        }
+        r.trace_recorded++;
         TraceEvent ev;
-        ev.core = c.id;
-        ev.pipe = m_.pipe_names[p];
+        ev.core = static_cast<uint16_t>(c.id);
+        ev.pipe = m_.pipe_ids[p];
         ev.start = s;
         ev.end = e;
         ev.pc = pc;
@@ -170,10 +178,18 @@ private:
         ev.dst = dst;
         ev.prov = in.prov;
         ev.stall = stall;
-        for (int i = 0; i < nr; i++) {
-            ev.accesses.push_back(TraceAccess{ranges[i].level, ranges[i].lo, ranges[i].hi, ranges[i].write});
+        if (m_.opt.trace_sink) {
+            m_.opt.trace_sink->event(ev);
         }
-        m_.report.trace.push_back(std::move(ev));
+        if (!m_.opt.trace) {
+            return;
+        }
+        ev.first_access = static_cast<uint32_t>(r.trace_accesses.size());
+        ev.num_accesses = static_cast<uint8_t>(nr);
+        for (int i = 0; i < nr; i++) {
+            r.trace_accesses.emplace_back(ranges[i].level, ranges[i].lo, ranges[i].hi, ranges[i].write);
+        }
+        r.trace.push_back(ev);
     }
 
     void step_fe(Core &c, uint64_t t) {
@@ -186,10 +202,14 @@ private:
         }
         const uint32_t pc = c.pc;
         const isa::Instr &in = m_.prog.code[pc];
-        const char *why = "";
+        Name why;
         if (t > c.fe_time) {
             S.stall += t - c.fe_time;
-            why = in.op == Op::WAIT_FLAG ? "wait_flag" : (in.op == Op::BARRIER || in.op == Op::END) ? "barrier" : "queue_full";
+            why = in.op == Op::WAIT_FLAG ? m_.stall.wait_flag
+                  : (in.op == Op::BARRIER || in.op == Op::END) ? m_.stall.barrier : m_.stall.queue_full;
+        }
+        if (++m_.issued_total > m_.opt.max_instructions && m_.opt.max_instructions) {
+            m_.budget_exceeded(Budget::Instructions, c, pc, t);
         }
         const uint64_t waited_from = c.fe_time;
         c.fe_time = t;
@@ -198,14 +218,14 @@ private:
             c.ended = true;
             S.instructions++;
             S.last_complete = std::max(S.last_complete, t);
-            trace(c, 0, waited_from, t, pc, in, 0, "", "", why);
+            trace(c, 0, waited_from, t, pc, in, 0, Name(), Name(), why);
             return;
         }
         if (in.op == Op::BARRIER) {
             S.instructions++;
             c.pc++;
             c.fe_time = t + issue;
-            trace(c, 0, waited_from, c.fe_time, pc, in, 0, "", "", why);
+            trace(c, 0, waited_from, c.fe_time, pc, in, 0, Name(), Name(), why);
             return;
         }
         int p = pipe_of_instr(m_, in, c.pc);
@@ -221,16 +241,20 @@ private:
                 bool branched = false;
                 c.cur_seq = ++c.issued;
                 uint64_t lat = m_.exec_scalar(c, in, pc, t, branched);
+                m_.scalar_by_prov[in.prov < m_.scalar_by_prov.size() ? in.prov : 0]++;
+                if (in.op == Op::BLT && c.id == 0 && in.imm >= 0 && static_cast<uint64_t>(in.imm) <= pc) {
+                    m_.note_loop(pc, in, c.regs[in.ra], c.regs[in.rb]);
+                }
                 if (!branched) {
                     c.pc++;
                 }
                 c.fe_time = t + issue + lat;
                 S.last_complete = std::max(S.last_complete, c.fe_time);
-                trace(c, 0, t, c.fe_time, pc, in, 0, "", "", why);
+                trace(c, 0, t, c.fe_time, pc, in, 0, Name(), Name(), why);
                 return;
             }
             c.fe_time = t + issue;
-            trace(c, 0, waited_from, c.fe_time, pc, in, 0, "", "", why);
+            trace(c, 0, waited_from, c.fe_time, pc, in, 0, Name(), Name(), why);
             return;
         }
         const size_t nregs = c.regs.size();
@@ -253,16 +277,16 @@ private:
         ps.last_pop = t;
         const isa::Instr &in = m_.prog.code[h.pc];
         const uint64_t t0 = std::max(ps.next_start, h.enq);
-        const char *why = "";
+        Name why;
         if (t > t0) {
             ps.stall += t - t0;
-            why = in.op == Op::WAIT_FLAG ? "wait_flag" : in.op == Op::DMA ? "dma_outstanding" : "";
+            why = in.op == Op::WAIT_FLAG ? m_.stall.wait_flag : in.op == Op::DMA ? m_.stall.dma_outstanding : Name();
         }
         ps.instructions++;
         if (in.op == Op::WAIT_FLAG) {
             c.flags[flag_index(in, h.pc)].pop_front();
             ps.next_start = t;
-            trace(c, p, t0, t, h.pc, in, 0, "", "", why);
+            trace(c, p, t0, t, h.pc, in, 0, Name(), Name(), why);
             return;
         }
         if (in.op == Op::SET_FLAG) {
@@ -270,14 +294,15 @@ private:
             c.flags[flag_index(in, h.pc)].push_back(fire);
             ps.next_start = t + 1; // one cycle on the source pipe
             ps.busy += 1;
-            trace(c, p, t, t + 1, h.pc, in, 0, "", "", why);
+            trace(c, p, t, t + 1, h.pc, in, 0, Name(), Name(), why);
             return;
         }
         Range ranges[4];
         int nr = 0;
         uint64_t end = t, visible = t;
         int64_t bytes = 0;
-        std::string src, dst;
+        Name src, dst;
+        m_.now = t;
         if (in.op == Op::DMA) {
             DmaCost dc = m_.exec_dma(c, in, h, ranges, nr);
             const DmaEngine &e = m_.arch.engines[in.engine];
@@ -304,10 +329,8 @@ private:
             es.busy_cycles += end - t;
             es.descriptors++;
             bytes = dc.bytes;
-            if (m_.opt.trace) {
-                src = m_.level_name(in.src_level);
-                dst = m_.level_name(in.dst_level);
-            }
+            src = m_.level_id(in.src_level);
+            dst = m_.level_id(in.dst_level);
         } else if (in.op == Op::FIXPARAM) {
             end = t + m_.exec_fixparam(c, in, h, ranges, nr);
             visible = end;
@@ -315,25 +338,21 @@ private:
             uint64_t frac = m_.exec_mmad(c, in, h, ranges, nr, bytes);
             bool chained = ps.last_op == Op::MMAD && ps.last_end == t;
             if (!chained) {
-                why = "fill_drain";
+                why = m_.stall.fill_drain;
             }
             end = t + frac + (chained ? 0 : static_cast<uint64_t>(std::max(0, m_.arch.matrix.fill_drain_cycles)));
             visible = end + static_cast<uint64_t>(std::max(0, m_.arch.matrix.latency));
-            if (m_.opt.trace) {
-                src = m_.level_name(m_.a_level);
-                dst = m_.level_name(m_.c_level);
-            }
+            src = m_.level_id(m_.a_level);
+            dst = m_.level_id(m_.c_level);
         } else {
             uint64_t conflicts = 0;
             uint64_t dur = m_.exec_vector(c, in, h, ranges, nr, conflicts, bytes);
             end = t + dur;
             visible = end;
-            if (conflicts && !*why) {
-                why = "bank_conflict";
+            if (conflicts && why.empty()) {
+                why = m_.stall.bank_conflict;
             }
-            if (m_.opt.trace) {
-                src = dst = m_.level_name(m_.vec_level);
-            }
+            src = dst = m_.level_id(m_.vec_level);
         }
         c.cur_seq = h.seq;
         m_.check_and_record(c, p, h.pc, t, ranges, nr, end, visible);
@@ -447,6 +466,11 @@ SimReport simulate(const isa::Program &prog, const ArchSpec &arch, std::vector<T
     for (const auto &kv : arch.pipes) {
         add_pipe(kv.first);
     }
+    for (const auto &n : m.pipe_names) {
+        m.pipe_ids.emplace_back(n);
+    }
+    m.scalar_by_prov.assign(prog.provenance.size() + 1, 0);
+    m.started = std::chrono::steady_clock::now();
     m.enum_pipe.assign(8, -1);
     for (int i = 0; i < 7; ++i) {
         auto it = std::find(m.pipe_names.begin(), m.pipe_names.end(), kEnumPipeNames[i]);

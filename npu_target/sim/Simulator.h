@@ -13,37 +13,100 @@
 #include "npu_target/isa/Program.h"
 
 #include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
 namespace tessel::sim {
 
+/** Default budgets (docs/simulator.md "Budgets"): measured on the 2-core CI machine, the
+ * simulator runs 10-15 M scalar instructions/s untraced, so 100 M instructions stop an
+ * unscheduled (scalar-code) kernel in about 7-10 s; 10^9 cycles is about 700x the largest
+ * kernel of `tessel bench --all` (1.4 M cycles). The trace cap keeps the IDE's recorded
+ * trace near 48 bytes x 2 M = 96 MB (plus 24 bytes a traced access). 0 = unlimited for each. */
+constexpr uint64_t kDefaultMaxInstructions = 100'000'000;
+constexpr uint64_t kDefaultMaxCycles = 1'000'000'000;
+constexpr uint64_t kDefaultMaxTraceEvents = 2'000'000;
+
+/**
+ * An interned name (a pipe, a memory level, a stall reason): two bytes in a
+ * TraceEvent instead of a std::string, read like one (compare with strings,
+ * convert to const std::string &, print). The table is process-wide,
+ * append-only and safe to read from any thread; "" is id 0.
+ */
+class Name {
+public:
+    Name() = default;
+    explicit Name(const std::string &s);
+    explicit Name(const char *s) : Name(std::string(s)) {}
+    const std::string &str() const;
+    operator const std::string &() const { return str(); }
+    bool empty() const { return id_ == 0; }
+    uint16_t id() const { return id_; }
+    const char *c_str() const { return str().c_str(); }
+
+    friend bool operator==(Name a, Name b) { return a.id_ == b.id_; }
+    friend bool operator!=(Name a, Name b) { return a.id_ != b.id_; }
+    friend bool operator==(Name a, const std::string &b) { return a.str() == b; }
+    friend bool operator!=(Name a, const std::string &b) { return a.str() != b; }
+    friend bool operator==(const std::string &a, Name b) { return a == b.str(); }
+    friend bool operator!=(const std::string &a, Name b) { return a != b.str(); }
+    friend bool operator==(Name a, const char *b) { return a.str() == b; }
+    friend bool operator!=(Name a, const char *b) { return a.str() != b; }
+    friend bool operator<(Name a, Name b) { return a.str() < b.str(); }
+    friend std::string operator+(Name a, const char *b) { return a.str() + b; }
+    friend std::string operator+(const std::string &a, Name b) { return a + b.str(); }
+    friend std::ostream &operator<<(std::ostream &os, Name n) { return os << n.str(); }
+
+private:
+    uint16_t id_ = 0;
+};
+
+class TraceSink;
+
 struct SimOptions {
-    bool trace = true;        // record one TraceEvent per executed instruction
-    uint64_t max_cycles = 0;  // 0 = no limit; otherwise a SimError past this cycle
+    bool trace = true;        // record TraceEvents in SimReport::trace (up to max_trace_events)
+    uint64_t max_cycles = kDefaultMaxCycles;             // 0 = no limit; otherwise a SimError past this cycle
+    uint64_t max_instructions = kDefaultMaxInstructions; // 0 = no limit; otherwise a SimError past this many issued
+    uint64_t max_trace_events = kDefaultMaxTraceEvents;  // 0 = no limit; events past it are counted, not recorded
+    TraceSink *trace_sink = nullptr; // also (or only) hand each recorded event to this, as it happens
     bool check_races = true;  // report unsynchronised cross-pipe accesses as SimErrors
 };
 
 /** A byte range [lo, hi) of memory level `level` (index into ArchSpec::memories;
  * GM ranges use GM addresses) that a traced instruction read or wrote. */
 struct TraceAccess {
-    int level = 0;
     uint64_t lo = 0, hi = 0;
+    int level = 0;
     bool write = false;
+    TraceAccess() = default;
+    TraceAccess(int l, uint64_t a, uint64_t b, bool w) : lo(a), hi(b), level(l), write(w) {}
 };
 
-/** One executed instruction (or one flag wait) on one core's pipe. */
+/** One executed instruction (or one flag wait) on one core's pipe: 48
+ * bytes (names interned; the accesses live in SimReport::trace_accesses). */
 struct TraceEvent {
-    int core = 0;
-    std::string pipe;
     uint64_t start = 0, end = 0; // [start, end): the unit is busy (WAIT_FLAG: blocked)
-    uint32_t pc = 0;
-    isa::Op op = isa::Op::NOP;
     int64_t bytes = 0;           // DMA bytes moved; vector/matrix bytes written
-    std::string src, dst;        // memory levels (DMA, vector, matrix)
+    uint32_t pc = 0;
     isa::ProvenanceId prov = 0;
-    std::string stall;           // why it started late or ran long ("" if it did not)
-    std::vector<TraceAccess> accesses; // DMA, vector, matrix: the ranges it read and wrote (what the race check sees)
+    uint32_t first_access = 0;   // index into SimReport::trace_accesses
+    uint16_t core = 0;
+    Name pipe;
+    Name src, dst;               // memory levels (DMA, vector, matrix)
+    Name stall;                  // why it started late or ran long ("" if it did not)
+    isa::Op op = isa::Op::NOP;
+    uint8_t num_accesses = 0;    // DMA, vector, matrix: the ranges it read and wrote (what the race check sees)
+};
+
+/** Receives each recorded trace event as the simulator makes it (tessel sim --trace streams
+ * them to a file this way instead of holding them). Exceptions it throws end the run. */
+class TraceSink {
+public:
+    virtual ~TraceSink() = default;
+    virtual void event(const TraceEvent &e) = 0;
 };
 
 struct PipeStats {
@@ -69,12 +132,35 @@ struct SimReport {
     uint64_t instructions = 0;   // executed instructions (every pipe, every core)
     std::vector<PipeStats> pipes;
     std::vector<EdgeStats> edges;
-    std::vector<TraceEvent> trace;
+    std::vector<TraceEvent> trace;     // recorded events (SimOptions::trace), at most max_trace_events
+    std::vector<TraceAccess> trace_accesses; // TraceEvent::first_access indexes it; see accesses()
+    // The trace cap: past SimOptions::max_trace_events, events are counted but not recorded
+    // (nor streamed). Busy, stall, instruction and edge figures come from counters and stay exact.
+    bool trace_truncated = false;
+    uint64_t trace_events = 0;          // events the run produced, recorded or not
+    uint64_t trace_recorded = 0;        // events recorded (in trace and/or handed to the sink)
+    uint64_t trace_cut_cycle = 0;       // start cycle of the first event not recorded
     int64_t l2_hit_bytes = 0, l2_miss_bytes = 0;
     int64_t gm_write_bytes = 0;        // bytes written to GM (through the L2 when there is one)
     uint64_t gm_write_drain_cycles = 0; // gm_write_bytes at the GM write rate: the run cannot end before
                                         // the write-back L2 has drained them to HBM
     int cores = 1;
+
+    /** The ranges event e read and wrote. */
+    struct Accesses {
+        const TraceAccess *b = nullptr, *e = nullptr;
+        const TraceAccess *begin() const { return b; }
+        const TraceAccess *end() const { return e; }
+        size_t size() const { return static_cast<size_t>(e - b); }
+    };
+    Accesses accesses(const TraceEvent &ev) const {
+        const TraceAccess *p = trace_accesses.data() + ev.first_access;
+        return {p, p + ev.num_accesses};
+    }
+    /** Appends an event and its accesses (the simulator; tests building synthetic traces). */
+    void add_event(TraceEvent ev, const std::vector<TraceAccess> &acc = {});
+    /** "trace: 2000000 of 336000000 events recorded (stopped at cycle N; ...)", or "" if complete. */
+    std::string trace_cut_note() const;
 };
 
 /** A program error found while simulating: out-of-bounds access, race,
@@ -89,8 +175,67 @@ public:
 SimReport simulate(const isa::Program &prog, const ArchSpec &arch, std::vector<Tensor> &args,
                    const SimOptions &opt = SimOptions{});
 
-/** Chrome/Perfetto trace-event JSON: one track per core and pipe, "X" events
- * with args bytes/src/dst/provenance (directive, func, loop). */
+/**
+ * Chrome/Perfetto trace-event JSON written as the events come: one track per core and
+ * pipe (named when first seen), "X" events with args pc/bytes/src/dst/provenance
+ * (directive, func, loop)/stall; finish() closes it with otherData (kernel, arch, cycles,
+ * and where a capped trace stops). A failed write (a full disk) is a UserError naming `what`.
+ */
+class ChromeTraceWriter : public TraceSink {
+public:
+    ChromeTraceWriter(std::ostream &os, const isa::Program &prog, std::string what = "the trace");
+    void event(const TraceEvent &e) override;
+    void finish(const SimReport &r);
+    /** Closes the JSON of a run that stopped with an error (otherData.error = message). */
+    void finish_with_error(const std::string &message);
+
+private:
+    void check();
+    void close(const std::string &other);
+    std::ostream &os_;
+    const isa::Program &prog_;
+    std::string what_;
+    std::vector<std::string> prov_args_;         // per provenance id: its ,"provenance":... args text
+    std::vector<std::vector<int>> tid_;          // [core][pipe name id] -> track id (0 = not yet named)
+    int next_tid_ = 1;
+    bool first_ = true, closed_ = false;
+};
+
+/** A ChromeTraceWriter to a file (`tessel sim --trace`, `tessel run --trace`): the
+ * constructor opens it (a UserError if it cannot); record() runs a simulation that has
+ * this as its SimOptions::trace_sink and closes the JSON with the report, or with the
+ * error the run threw (then rethrown), so the file is valid JSON either way. */
+class TraceFile : public TraceSink {
+public:
+    TraceFile(const std::string &path, const isa::Program &prog);
+    ~TraceFile() override;
+    void event(const TraceEvent &e) override;
+    /** The file for `path` set as opt's trace sink, or nullptr (and nothing set) when path is "". */
+    static std::unique_ptr<TraceFile> open(const std::string &path, const isa::Program &prog, SimOptions &opt);
+    /** Calls run() (it simulates and returns a reference to its SimReport) and, with a file,
+     * closes the file's JSON after it. */
+    template <typename F>
+    static void record(TraceFile *file, F run) {
+        if (!file) {
+            run();
+            return;
+        }
+        try {
+            file->finish(run());
+        } catch (const UserError &e) {
+            file->finish_with_error(e.what());
+            throw;
+        }
+    }
+
+private:
+    void finish(const SimReport &r);
+    void finish_with_error(const std::string &message);
+    std::unique_ptr<std::ofstream> os_;
+    std::unique_ptr<ChromeTraceWriter> writer_;
+};
+
+/** The whole trace as Chrome/Perfetto JSON (ChromeTraceWriter over r.trace). */
 std::string trace_to_chrome_json(const SimReport &r, const isa::Program &prog);
 
 /** Human-readable summary: total cycles, busy % per pipe, bytes and achieved

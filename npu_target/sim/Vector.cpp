@@ -257,6 +257,26 @@ uint64_t Machine::exec_vector(Core &c, const isa::Instr &in, const Queued &q, Ra
     if (op == Op::VREQUANT && in.dtype2 != DType::Int8 && in.dtype2 != DType::UInt8 && in.dtype2 != DType::Int16) {
         throw SimError(tag() + ": vrequant writes int8, uint8 or int16, got " + dtype_name(in.dtype2));
     }
+    // Work per instruction is bounded: a row holds at most the operand level's bytes (with
+    // element stride 0 it could otherwise name any count), and the cycles it costs are
+    // checked against the cycle budget before its elements are computed.
+    const int esz_max = std::max(dtype_bytes(dt_d), dtype_bytes(dt_a));
+    const uint64_t level_bytes = arch.memories[lvl].size_bytes;
+    if (static_cast<uint64_t>(n) > level_bytes / static_cast<uint64_t>(esz_max)) {
+        throw SimError(tag() + ": element count " + std::to_string(n) + " per row (" + dtype_name(dt_a) +
+                       ") exceeds what " + arch.memories[lvl].name + " holds (" + std::to_string(level_bytes) +
+                       " bytes = " + std::to_string(level_bytes / static_cast<uint64_t>(esz_max)) + " elements)");
+    }
+    const int64_t per_repeat = std::max<int64_t>(1, arch.vector.bytes_per_repeat / esz_max);
+    const int64_t reps_per_row = (n + per_repeat - 1) / per_repeat;
+    auto it = arch.vector.cycles_per_repeat.find(vector_cost_name(op));
+    if (it == arch.vector.cycles_per_repeat.end()) {
+        it = arch.vector.cycles_per_repeat.find("default");
+    }
+    const uint64_t cpr = it == arch.vector.cycles_per_repeat.end() ? 1 : static_cast<uint64_t>(std::max(1, it->second));
+    const uint64_t cycles = static_cast<uint64_t>(rows * reps_per_row) * cpr;
+    check_cycle_budget(c, pc, now + cycles);
+
     // Operands: d always; a unless VDUP; b for binary ops; d read too for VMULADD / VMADD.
     struct Spec {
         int64_t addr;
@@ -346,16 +366,7 @@ uint64_t Machine::exec_vector(Core &c, const isa::Instr &in, const Queued &q, Ra
         }
     }
 
-    // ---- cost: repeats x cycles per repeat + bank conflicts ----
-    int esz_max = std::max(dtype_bytes(dt_d), dtype_bytes(dt_a));
-    int64_t per_repeat = std::max<int64_t>(1, arch.vector.bytes_per_repeat / esz_max);
-    int64_t reps_per_row = (n + per_repeat - 1) / per_repeat;
-    auto it = arch.vector.cycles_per_repeat.find(vector_cost_name(op));
-    if (it == arch.vector.cycles_per_repeat.end()) {
-        it = arch.vector.cycles_per_repeat.find("default");
-    }
-    uint64_t cpr = it == arch.vector.cycles_per_repeat.end() ? 1 : static_cast<uint64_t>(std::max(1, it->second));
-    uint64_t cycles = static_cast<uint64_t>(rows * reps_per_row) * cpr;
+    // ---- cost: repeats x cycles per repeat (computed above) + bank conflicts ----
     conflict_cycles = 0;
     const MemoryLevel &lv = arch.memories[lvl];
     if (has_bank_model(lv) && n > 0) {

@@ -145,24 +145,22 @@ private Q_SLOTS:
         std::vector<tessel::BufferLifetime> ls = {lifetime("X", 0, 1, "sx"), lifetime("Y", 0, 1, "sy"),
                                                   lifetime("Z", 1024, 2, "sz")};
         std::vector<tessel::isa::Provenance> prov = {{}, {"sx", "", ""}, {"sy", "", ""}, {"sz", "", ""}, {"mm", "", ""}};
-        auto event = [](uint64_t start, uint64_t end, uint32_t p, int level, uint64_t lo, uint64_t hi, bool write) {
+        tessel::sim::SimReport trace;
+        auto event = [&trace](uint64_t start, uint64_t end, uint32_t p, int level, uint64_t lo, uint64_t hi, bool write) {
             tessel::sim::TraceEvent e;
             e.start = start;
             e.end = end;
             e.prov = p;
-            e.accesses.push_back({level, lo, hi, write});
-            return e;
+            trace.add_event(e, {tessel::sim::TraceAccess(level, lo, hi, write)});
         };
-        std::vector<tessel::sim::TraceEvent> trace = {
-            event(5, 8, 3, l1, 1024, 1536, true),   // Z copy 0 written
-            event(8, 12, 4, l1, 1024, 1536, false), // ... read
-            event(9, 11, 3, l1, 1536, 2048, true),  // Z copy 1 written
-            event(10, 20, 1, l1, 0, 512, true),     // X (by its directive; Y shares the bytes)
-            event(12, 15, 4, l1, 1536, 2048, false),
-            event(13, 16, 3, l1, 1024, 1536, true), // Z copy 0 overwritten: its second interval
-            event(30, 40, 2, l1, 0, 512, true),     // Y
-            event(50, 60, 4, ub, 0, 4096, false),   // another level: nobody's
-        };
+        event(5, 8, 3, l1, 1024, 1536, true);   // Z copy 0 written
+        event(8, 12, 4, l1, 1024, 1536, false); // ... read
+        event(9, 11, 3, l1, 1536, 2048, true);  // Z copy 1 written
+        event(10, 20, 1, l1, 0, 512, true);     // X (by its directive; Y shares the bytes)
+        event(12, 15, 4, l1, 1536, 2048, false);
+        event(13, 16, 3, l1, 1024, 1536, true); // Z copy 0 overwritten: its second interval
+        event(30, 40, 2, l1, 0, 512, true);     // Y
+        event(50, 60, 4, ub, 0, 4096, false);   // another level: nobody's
         auto c = cycleLifetimes(ls, trace, prov, arch);
         QCOMPARE(c.size(), size_t(3));
         QVERIFY(c[0].used && c[1].used && c[2].used);
@@ -175,7 +173,7 @@ private Q_SLOTS:
         QCOMPARE(c[2].live[0], (Spans{{5, 12}, {13, 16}}));
         QCOMPARE(c[2].live[1], (Spans{{9, 15}}));
         // A read of the shared bytes by another directive is both buffers' use.
-        trace.push_back(event(70, 80, 4, l1, 0, 256, false));
+        event(70, 80, 4, l1, 0, 256, false);
         c = cycleLifetimes(ls, trace, prov, arch);
         QCOMPARE(c[0].last, int64_t(80));
         QCOMPARE(c[1].last, int64_t(80));
