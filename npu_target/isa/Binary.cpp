@@ -454,7 +454,6 @@ void check_program_against_arch(const Program &p, const ArchSpec &a) {
     if (p.cores > a.chip.cores) {
         user_error("program '", p.kernel_name, "' needs ", p.cores, " cores; ", a.name, " has ", a.chip.cores);
     }
-    check_program_resources(p, a);
     auto fail = [&](size_t i, const std::string &msg) {
         user_error("program '", p.kernel_name, "' ", instr_at(p, i), ": ", msg);
     };
@@ -590,6 +589,7 @@ void check_program_against_arch(const Program &p, const ArchSpec &a) {
             }
         }
     }
+    check_program_resources(p, a); // after the field checks above: their messages are the more specific
 }
 
 Program read_program_file(const std::string &path) {
