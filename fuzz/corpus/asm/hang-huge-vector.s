@@ -2,6 +2,7 @@
 ; instruction of 2^31-1 elements per row over many rows, all at one address
 ; (strides 0), so every access is in bounds and the work is unbounded.
 .kernel "huge_vector"
+.arch "ascend-like" "2f8b26cf0fe57db9"
 .cores 1
         li r10, 0
         li r11, 2147483647
