@@ -236,10 +236,14 @@ void MainWindow::updateStatus() {
                     .arg(r->verified ? tr("verified") : tr("NOT verified"));
     } else if (auto c = m_session->lastCompile(); c && !c->ok) {
         text += tr("   compile failed (see Diagnostics)");
-    } else if (auto r = m_session->lastRun(); r && !r->diagnostics.empty()) {
-        text += tr("   run failed: %1 (see Diagnostics)")
-                    .arg(QString::fromStdString(r->diagnostics.front().message.substr(0, r->diagnostics.front().message.find('\n')))
-                             .left(160));
+    } else if (auto r = m_session->lastRun(); r) {
+        for (const auto &d : r->diagnostics) {
+            if (d.severity == tessel::Diagnostic::Error) {
+                text += tr("   run failed: %1 (see Diagnostics)")
+                            .arg(QString::fromStdString(d.message.substr(0, d.message.find('\n'))).left(160));
+                break;
+            }
+        }
     }
     m_status->setText(text);
 }
