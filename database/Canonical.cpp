@@ -24,21 +24,27 @@ std::string fnv1a64_hex(const std::string &text) {
     return buf;
 }
 
-std::string canonical_json(const std::string &json_text, const std::string &what) {
+json parse_db_json(const std::string &json_text, const std::string &what) {
+    constexpr int kMaxDepth = 64;
     try {
-        return json::parse(json_text).dump();
+        return json::parse(json_text, [&](int depth, json::parse_event_t, json &) {
+            if (depth > kMaxDepth) {
+                throw DatabaseError(what + " nests arrays and objects deeper than " + std::to_string(kMaxDepth) +
+                                    " levels");
+            }
+            return true;
+        });
     } catch (const json::exception &e) {
         throw DatabaseError(what + " is not valid JSON: " + e.what());
     }
 }
 
+std::string canonical_json(const std::string &json_text, const std::string &what) {
+    return parse_db_json(json_text, what).dump();
+}
+
 std::string canonical_params(const std::string &json_text) {
-    json j;
-    try {
-        j = json::parse(json_text.empty() ? "{}" : json_text);
-    } catch (const json::exception &e) {
-        throw DatabaseError("params are not valid JSON: " + std::string(e.what()));
-    }
+    json j = parse_db_json(json_text.empty() ? "{}" : json_text, "params");
     if (!j.is_object()) {
         throw DatabaseError("params must be a JSON object of name: value, got " + j.dump());
     }

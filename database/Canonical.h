@@ -4,6 +4,8 @@
 // Canonical forms the database stores and hashes: JSON with sorted keys and no
 // whitespace, problem parameters as a JSON object of strings.
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <map>
 #include <string>
 
@@ -12,6 +14,11 @@ namespace tessel::db {
 /** FNV-1a 64 of `text` as 16 lower-case hex digits (the hash ArchSpec::hash()
  * and schedule_hash() use, so hashes agree across Tessel). */
 std::string fnv1a64_hex(const std::string &text);
+
+/** JSON text from outside (an import file, a stored row) parsed with its nesting
+ * bounded (64 levels: every later walk over the value recurses); throws
+ * DatabaseError naming `what` when it is not JSON or nests deeper. */
+nlohmann::json parse_db_json(const std::string &json_text, const std::string &what);
 
 /** `json_text` parsed and printed compactly with sorted keys; throws
  * DatabaseError naming `what` when it is not JSON. */

@@ -105,12 +105,7 @@ std::string export_json(ScheduleStore &store) {
 }
 
 ImportStats import_json(ScheduleStore &store, const std::string &json_text) {
-    json doc;
-    try {
-        doc = json::parse(json_text);
-    } catch (const json::exception &e) {
-        throw DatabaseError(std::string("not a tessel-db interchange document: ") + e.what());
-    }
+    json doc = parse_db_json(json_text, "the interchange document");
     if (!doc.is_object() || doc.value("format", "") != "tessel-db") {
         throw DatabaseError("not a tessel-db interchange document (no \"format\": \"tessel-db\")");
     }

@@ -160,10 +160,27 @@ public:
         }
     }
 
+    // The product of one stage's unroll factors is the number of copies of its loop
+    // body in the program: bounded, so a schedule cannot ask for a program that takes
+    // minutes to lower (unroll 100 inside unroll 100).
+    void check_unrolled_copies(const Directive &d) {
+        if (d.kind != DirectiveKind::Unroll || d.factors.empty()) {
+            return;
+        }
+        int64_t &copies = unrolled_copies_[{d.func, d.stage}];
+        copies = std::max<int64_t>(copies, 1) * d.factors[0];
+        if (copies > kMaxUnrolledCopies) {
+            user_error(ctx(), ": the unroll directives of ", d.func, d.stage < 0 ? "" : ".update(" + std::to_string(d.stage) + ")",
+                       " make ", copies, " copies of its loop body; at most ", kMaxUnrolledCopies,
+                       " (unroll less, or unroll only the innermost loop)");
+        }
+    }
+
     NpuSchedule run() {
         for (index_ = 0; index_ < spec_.directives.size(); index_++) {
             d_ = &spec_.directives[index_];
             validate_directive_values(*d_, index_);
+            check_unrolled_copies(*d_);
             try {
                 apply(*d_);
             } catch (const Halide::Error &e) {
@@ -602,6 +619,7 @@ private:
     std::map<std::string, std::string> staged_;      // source -> its innermost staged copy
     NpuSchedule npu_;
     size_t index_ = 0;
+    std::map<std::pair<std::string, int>, int64_t> unrolled_copies_; // (func, stage) -> product of unroll factors
     const Directive *d_ = nullptr;
 };
 

@@ -1,6 +1,7 @@
 #include "dsl/ScheduleSpec.h"
 
 #include "npu_target/common/Error.h"
+#include "npu_target/common/InputFile.h"
 
 #include <nlohmann/json.hpp>
 
@@ -105,7 +106,7 @@ std::string where(const std::string &id, size_t index, const std::string &what) 
     return s + ")";
 }
 
-std::string found(const json &v) { return std::string(v.type_name()) + " " + v.dump(); }
+std::string found(const json &v) { return std::string(v.type_name()) + " " + json_excerpt(v); }
 
 // Reads one field of a parsed directive.
 void read_field(const Field &f, const json &v, Directive &d, const std::string &ctx) {
@@ -118,9 +119,18 @@ void read_field(const Field &f, const json &v, Directive &d, const std::string &
             user_error(ctx, ": '", f.key, "' must not be empty");
         }
     };
+    // Every integer field is an int in the Halide API it reaches (a loop extent, a
+    // buffer count, an update index): a value outside int32 is refused here, before a
+    // cast could turn 4294967297 into 1.
     auto want_int = [&]() -> int64_t {
         if (!v.is_number_integer()) {
             user_error(ctx, ": '", f.key, "' must be an integer, found ", found(v));
+        }
+        bool big = v.is_number_unsigned() ? v.get<uint64_t>() > uint64_t(kMaxScheduleInt)
+                                          : v.get<int64_t>() > kMaxScheduleInt || v.get<int64_t>() < -kMaxScheduleInt;
+        if (big) {
+            user_error(ctx, ": '", f.key, "' is ", json_excerpt(v), ", out of range: schedule integers are at most ",
+                       kMaxScheduleInt, " in magnitude (Halide's loop extents and factors are 32-bit)");
         }
         return v.get<int64_t>();
     };
@@ -258,6 +268,20 @@ void check_values(const Directive &d, const std::string &ctx) {
         if (f <= 0) {
             user_error(ctx, ": ", what, " must be a positive integer, got ", f);
         }
+        if (f > kMaxScheduleInt) {
+            user_error(ctx, ": ", what, " ", f, " is out of range: at most ", kMaxScheduleInt,
+                       " (Halide's loop extents and factors are 32-bit)");
+        }
+    }
+    if (d.kind == DirectiveKind::Vectorize && !d.factors.empty() && d.factors[0] > kMaxVectorizeFactor) {
+        user_error(ctx, ": vectorize factor ", d.factors[0], " is too large: at most ", kMaxVectorizeFactor,
+                   " lanes (one vector instruction of the widest preset holds 255 repeats of 256 B, 32640 fp16 "
+                   "elements; split the loop and vectorize its inner part)");
+    }
+    if (d.kind == DirectiveKind::Unroll && !d.factors.empty() && d.factors[0] > kMaxUnrollFactor) {
+        user_error(ctx, ": unroll factor ", d.factors[0], " is too large: at most ", kMaxUnrollFactor,
+                   " (each unrolled iteration is a copy of the loop body in the program; split the loop and "
+                   "unroll its inner part)");
     }
     if ((d.kind == DirectiveKind::Stage || d.kind == DirectiveKind::AccumulateIn) && (d.buffers < 1 || d.buffers > 8)) {
         user_error(ctx, ": buffers must be between 1 and 8, got ", d.buffers);
@@ -282,22 +306,6 @@ void check_values(const Directive &d, const std::string &ctx) {
     if (d.func.empty()) {
         user_error(ctx, ": 'func' must name a Func");
     }
-}
-
-// Line and column (1-based) of a byte offset, as editors count them.
-std::pair<size_t, size_t> line_column(const std::string &text, size_t byte) {
-    size_t p = byte == 0 ? 0 : byte - 1;
-    if (p > text.size()) {
-        p = text.size();
-    }
-    size_t line = 1, line_start = 0;
-    for (size_t i = 0; i < p; i++) {
-        if (text[i] == '\n') {
-            line++;
-            line_start = i + 1;
-        }
-    }
-    return {line, p - line_start + 1};
 }
 
 std::string cpp_string(const std::string &s) { return json(s).dump(); }
@@ -366,19 +374,7 @@ void ScheduleSpec::assign_ids() {
 }
 
 ScheduleSpec parse_schedule(const std::string &text, const std::string &origin) {
-    json root;
-    try {
-        root = json::parse(text);
-    } catch (const json::parse_error &e) {
-        auto lc = line_column(text, e.byte);
-        std::string msg = e.what();
-        size_t col = msg.find("column ");
-        size_t colon = col == std::string::npos ? std::string::npos : msg.find(": ", col);
-        if (colon != std::string::npos) {
-            msg = msg.substr(colon + 2);
-        }
-        user_error(origin, ":", lc.first, ":", lc.second, ": malformed JSON: ", msg);
-    }
+    json root = parse_json_input(text, origin);
     if (!root.is_object()) {
         user_error(origin, ": a schedule is a JSON object {\"version\": 1, \"directives\": [...]}, found ", found(root));
     }
@@ -388,7 +384,7 @@ ScheduleSpec parse_schedule(const std::string &text, const std::string &origin) 
         }
     }
     if (root.contains("version") && root["version"] != json(1)) {
-        user_error(origin, ": unsupported schedule version ", root["version"].dump(), "; this Tessel reads version 1");
+        user_error(origin, ": unsupported schedule version ", json_excerpt(root["version"]), "; this Tessel reads version 1");
     }
     if (!root.contains("directives") || !root["directives"].is_array()) {
         user_error(origin, ": 'directives' must be an array, found ",
@@ -484,13 +480,7 @@ ScheduleSpec parse_schedule(const std::string &text, const std::string &origin) 
 }
 
 ScheduleSpec load_schedule(const std::string &path) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) {
-        user_error("cannot read schedule file '", path, "'");
-    }
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return parse_schedule(ss.str(), path);
+    return parse_schedule(read_input_file(path, "schedule file"), path);
 }
 
 std::string schedule_to_json(const ScheduleSpec &s) {

@@ -77,6 +77,17 @@ struct ScheduleSpec {
     void assign_ids();
 };
 
+/** Largest magnitude of any integer in a schedule (factors, buffers, cores, update
+ * indices): the Halide API each reaches takes a 32-bit int. */
+constexpr int64_t kMaxScheduleInt = 2147483647;
+/** Largest vectorize factor: lanes of one vectorised loop. */
+constexpr int64_t kMaxVectorizeFactor = 16384;
+/** Largest unroll factor of one directive; the unrolled copies of one stage's
+ * loops together (the product of its unroll factors) are bounded by
+ * kMaxUnrolledCopies, checked when the schedule is applied. */
+constexpr int64_t kMaxUnrollFactor = 256;
+constexpr int64_t kMaxUnrolledCopies = 1024;
+
 /** Parses schedule JSON; `origin` (a file name) prefixes messages. Malformed
  * JSON gives "origin:LINE:COL: malformed JSON: ..."; a bad directive names its
  * index and id. Ids are assigned when missing. Throws UserError. */

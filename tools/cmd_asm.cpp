@@ -2,6 +2,8 @@
 // binaries and the instruction table.
 #include "tools/Commands.h"
 
+#include "npu_target/common/InputFile.h"
+
 #include "npu_target/arch/ArchSpec.h"
 #include "npu_target/common/Error.h"
 #include "npu_target/isa/Asm.h"
@@ -37,14 +39,9 @@ Command add_asm_command(CLI::App &root, GlobalOptions &) {
                       "preset or .json used for level/engine names (default: the .arch directive's preset); "
                       "the program is then checked against it");
     c.run = [o] {
-        std::ifstream in(o->in);
-        if (!in) {
-            user_error(o->in, ": cannot open the file");
-        }
-        std::stringstream ss;
-        ss << in.rdbuf();
+        std::string text = read_input_file(o->in, "assembly file");
         auto arch = optional_arch(o->arch);
-        isa::Program p = isa::assemble(ss.str(), o->in, arch.get());
+        isa::Program p = isa::assemble(text, o->in, arch.get());
         if (arch) {
             isa::check_program_against_arch(p, *arch);
         }

@@ -4,6 +4,8 @@
 // asks for), on stdout or as files in -o DIR. Diagnostics go to stderr.
 #include "tools/Commands.h"
 
+#include "npu_target/common/InputFile.h"
+
 #include "tools/CompileArgs.h"
 #include "npu_target/common/Error.h"
 #include "npu_target/isa/Binary.h"
@@ -175,13 +177,13 @@ Command add_compile_command(CLI::App &root, GlobalOptions &) {
                 std::cout << emitted(r, k.first);
                 continue;
             }
-            std::filesystem::create_directories(o->out_dir);
-            std::string path = (std::filesystem::path(o->out_dir) / k.second).string();
-            std::ofstream f(path, std::ios::binary);
-            f << emitted(r, k.first);
-            if (!f) {
-                user_error("cannot write ", path);
+            std::error_code ec;
+            std::filesystem::create_directories(o->out_dir, ec);
+            if (ec) {
+                user_error("cannot create the output folder '", o->out_dir, "': ", ec.message());
             }
+            std::string path = (std::filesystem::path(o->out_dir) / k.second).string();
+            write_output_file(path, emitted(r, k.first), "--emit " + k.first + " output");
             std::cerr << "wrote " << path << "\n";
         }
         return 0;

@@ -2,6 +2,8 @@
 // the schedule database from the command line (database/ScheduleStore.h).
 #include "tools/Commands.h"
 
+#include "npu_target/common/InputFile.h"
+
 #include "database/Canonical.h"
 #include "database/Interchange.h"
 #include "database/ScheduleStore.h"
@@ -227,23 +229,14 @@ int run_db(const std::string &which, const DbOptions &o) {
         return run_compare(s, o);
     }
     if (which == "export") {
-        std::ofstream out(o.file, std::ios::binary | std::ios::trunc);
-        out << export_json(s) << "\n";
-        if (!out.flush()) {
-            user_error("db export: cannot write ", o.file);
-        }
+        write_output_file(o.file, export_json(s) + "\n", "db export file");
         std::cout << "exported " << s.schedules().size() << " schedule(s), " << s.results().size()
                   << " result(s) to " << o.file << "\n";
         return 0;
     }
     if (which == "import") {
-        std::ifstream in(o.file, std::ios::binary);
-        if (!in) {
-            user_error("db import: cannot read ", o.file);
-        }
-        std::ostringstream text;
-        text << in.rdbuf();
-        print_stats(("imported " + o.file).c_str(), import_json(s, text.str()));
+        std::string text = read_input_file(o.file, "db import file", 1ull << 30);
+        print_stats(("imported " + o.file).c_str(), import_json(s, text));
         return 0;
     }
     if (which == "merge") {

@@ -2,10 +2,24 @@
 
 #include "dsl/GeneratorInfo.h"
 #include "npu_target/common/Error.h"
+#include "npu_target/common/InputFile.h"
+
+#include <filesystem>
+#include <new>
 
 #include <iostream>
 
 using namespace tessel;
+
+namespace {
+
+int report(const char *kind, const std::string &what) {
+    std::cout.flush();
+    std::cerr << "tessel: " << kind << what << "\n";
+    return 1;
+}
+
+} // namespace
 
 int main(int argc, char **argv) {
     CLI::App app{"tessel: a Halide-derived algorithm/schedule language for NPUs.\n"
@@ -42,21 +56,32 @@ int main(int argc, char **argv) {
         app.exit(e);
         return 2;
     }
+    // Every failure ends here as exit 1 with one message: the user's input being
+    // wrong (UserError names the file, field or directive), the machine refusing
+    // (memory, disk), or a Tessel bug (said so). A signal or exit 3 is never how
+    // tessel reports a bad input.
     try {
         for (const auto &lib : global.generator_libs) {
             load_generator_library(lib);
         }
         for (auto &c : commands) {
             if (c.app->parsed()) {
-                return c.run();
+                int rc = c.run();
+                check_stdout("the output");
+                return rc;
             }
         }
     } catch (const UserError &e) {
-        std::cerr << "tessel: error: " << e.what() << "\n";
-        return 1;
+        return report("error: ", e.what());
+    } catch (const std::bad_alloc &) {
+        return report("error: ", "out of memory (the input asks for more than this machine can allocate; "
+                                 "check the shapes and the arch's memory sizes)");
+    } catch (const std::filesystem::filesystem_error &e) {
+        return report("error: ", e.what());
+    } catch (const InternalError &e) {
+        return report("", std::string(e.what()) + " (a Tessel bug: please report it with the command line)");
     } catch (const std::exception &e) {
-        std::cerr << "tessel: " << e.what() << "\n";
-        return 3;
+        return report("error: ", e.what());
     }
     return 2;
 }

@@ -5,12 +5,14 @@
 
 #include "npu_target/arch/ArchPresets.h"
 #include "npu_target/common/Error.h"
+#include "npu_target/common/InputFile.h"
 #include "npu_target/isa/InstrTable.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -47,6 +49,14 @@ bool contains(const std::vector<std::string> &v, const std::string &x) {
     }
     return false;
 }
+
+// Physical bounds (docs/arch-format.md, "Bounds"): far outside any real NPU, and
+// inside what the simulator's and the cost model's arithmetic holds exactly.
+constexpr double kMinRate = 1e-3;               // bytes/cycle: one byte every thousand cycles
+constexpr double kMaxRate = 1e6;                // bytes/cycle
+constexpr int64_t kMaxOnChipLevelBytes = 1ll << 30;  // 1 GiB per on-chip level (and the L2)
+constexpr int64_t kMaxOffChipBytes = 1ll << 40;      // 1 TiB of GM
+constexpr uint64_t kMaxOnChipTotalBytes = 4ull << 30; // every on-chip level of every core, simulated in host memory
 
 /** Reads one JSON document with field paths for messages. */
 class Reader {
@@ -112,21 +122,41 @@ public:
     }
 
     double num(const json &o, const std::string &path, const std::string &key, bool required, double def,
-               double lo, bool lo_strict) const {
+               double lo, bool lo_strict, double hi = std::numeric_limits<double>::max()) const {
         const json *v = find(o, path, key, required);
         if (!v) {
             return def;
         }
-        return num_value(*v, at(path, key), lo, lo_strict);
+        return num_value(*v, at(path, key), lo, lo_strict, hi);
     }
 
-    double num_value(const json &v, const std::string &path, double lo, bool lo_strict) const {
+    double num_value(const json &v, const std::string &path, double lo, bool lo_strict,
+                     double hi = std::numeric_limits<double>::max()) const {
         if (!v.is_number()) {
             fail(path, "expected a number (got " + shown(v) + ")");
         }
         double d = v.get<double>();
         if (!std::isfinite(d) || (lo_strict ? !(d > lo) : !(d >= lo))) {
-            fail(path, std::string("must be ") + (lo_strict ? "> " : ">= ") + fmt(lo) + " (got " + v.dump() + ")");
+            fail(path, std::string("must be ") + (lo_strict ? "> " : ">= ") + fmt(lo) + " (got " + shown(v) + ")");
+        }
+        if (d > hi) {
+            fail(path, "must be <= " + fmt(hi) + " (got " + shown(v) + ")");
+        }
+        return d;
+    }
+
+    /** A rate in bytes per cycle, within the bounds every consumer's arithmetic holds
+     * for (see kMinRate): a rate of 1e-300 would make a transfer's cycles overflow. */
+    double rate(const json &o, const std::string &path, const std::string &key, bool required, double def = 0) const {
+        const json *v = find(o, path, key, required);
+        if (!v) {
+            return def;
+        }
+        double d = num_value(*v, at(path, key), 0, true);
+        if (d < kMinRate || d > kMaxRate) {
+            fail(at(path, key), "must be a rate in [" + fmt(kMinRate) + ", " + fmt(kMaxRate) +
+                                    "] bytes/cycle (got " + shown(*v) + "); slower or faster than any memory "
+                                    "or engine, and it would overflow the simulator's cycle counts");
         }
         return d;
     }
@@ -161,7 +191,7 @@ public:
             } else {
                 range = "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
             }
-            fail(path, range + " (got " + v.dump() + ")");
+            fail(path, range + " (got " + shown(v) + ")");
         }
         return x;
     }
@@ -208,13 +238,7 @@ public:
         return *t;
     }
 
-    static std::string shown(const json &v) {
-        std::string s = v.dump();
-        if (s.size() > 40) {
-            s = s.substr(0, 37) + "...";
-        }
-        return s;
-    }
+    static std::string shown(const json &v) { return json_excerpt(v, 40); }
     static std::string fmt(double d) {
         std::ostringstream os;
         os << d;
@@ -234,10 +258,13 @@ MemoryLevel read_memory(const Reader &r, const json &j, const std::string &p) {
             "bank_groups", "banks_per_group", "bank_row_bytes", "layouts"});
     MemoryLevel m;
     m.name = r.str(j, p, "name", true);
-    m.size_bytes = static_cast<uint64_t>(r.integer(j, p, "size_bytes", true, 0, 1));
     m.off_chip = r.boolean(j, p, "off_chip", false);
-    m.rd_bytes_per_cycle = r.num(j, p, "rd_bytes_per_cycle", true, 0, 0, true);
-    m.wr_bytes_per_cycle = r.num(j, p, "wr_bytes_per_cycle", true, 0, 0, true);
+    // The simulator holds every on-chip level of every core in host memory; GM is
+    // addressed only where the kernel's arguments are placed.
+    m.size_bytes = static_cast<uint64_t>(
+        r.integer(j, p, "size_bytes", true, 0, 1, m.off_chip ? kMaxOffChipBytes : kMaxOnChipLevelBytes));
+    m.rd_bytes_per_cycle = r.rate(j, p, "rd_bytes_per_cycle", true);
+    m.wr_bytes_per_cycle = r.rate(j, p, "wr_bytes_per_cycle", true);
     m.latency = static_cast<int>(r.integer(j, p, "latency", false, 0, 0, 1 << 20));
     m.alignment = static_cast<int>(r.integer(j, p, "alignment", false, 32, 1, 1 << 20));
     if (!is_pow2(m.alignment)) {
@@ -277,7 +304,7 @@ DmaEngine read_engine(const Reader &r, const json &j, const std::string &p) {
         DmaEdge d;
         d.src = r.str(edges[i], q, "src", true);
         d.dst = r.str(edges[i], q, "dst", true);
-        d.bytes_per_cycle = r.num(edges[i], q, "bytes_per_cycle", true, 0, 0, true);
+        d.bytes_per_cycle = r.rate(edges[i], q, "bytes_per_cycle", true);
         e.edges.push_back(d);
     }
     e.setup_cycles = static_cast<int>(r.integer(j, p, "setup_cycles", false, 0, 0, 1 << 20));
@@ -290,7 +317,7 @@ DmaEngine read_engine(const Reader &r, const json &j, const std::string &p) {
     if (!is_pow2(e.align_bytes)) {
         r.fail(Reader::at(p, "align_bytes"), "must be a power of two (got " + std::to_string(e.align_bytes) + ")");
     }
-    e.misalign_factor = r.num(j, p, "misalign_factor", false, 1.0, 0, true);
+    e.misalign_factor = r.num(j, p, "misalign_factor", false, 1.0, 0.01, false);
     if (e.misalign_factor > 1.0) {
         r.fail(Reader::at(p, "misalign_factor"), "must be <= 1 (got " + Reader::fmt(e.misalign_factor) + ")");
     }
@@ -434,6 +461,16 @@ void validate(const Reader &r, const ArchSpec &a) {
     if (!off_chip) {
         r.fail("memories", "no level has off_chip: true (the GM level holding the kernel arguments)");
     }
+    uint64_t on_chip = a.scalar.stack_bytes;
+    for (const auto &m : a.memories) {
+        on_chip += m.off_chip ? 0 : m.size_bytes;
+    }
+    if (on_chip * static_cast<uint64_t>(a.chip.cores) > kMaxOnChipTotalBytes) {
+        r.fail("memories", "the on-chip levels and the scalar stack of " + std::to_string(a.chip.cores) + " core" +
+                               (a.chip.cores == 1 ? "" : "s") + " total " + std::to_string(on_chip * a.chip.cores) +
+                               " bytes; the simulator holds them in host memory and accepts at most " +
+                               std::to_string(kMaxOnChipTotalBytes) + " (4 GiB)");
+    }
     seen.clear();
     std::set<std::pair<std::string, std::string>> edges;
     for (size_t i = 0; i < a.engines.size(); i++) {
@@ -492,20 +529,6 @@ json vector_to_json(const VectorUnit &v) {
             {"max_repeat", v.max_repeat},
             {"cycles_per_repeat", v.cycles_per_repeat},
             {"dtypes", dts}};
-}
-
-/** Line and column (1-based) of byte offset `pos` in `text`. */
-std::pair<int, int> line_col(const std::string &text, size_t pos) {
-    int line = 1, col = 1;
-    for (size_t i = 0; i < pos && i < text.size(); i++) {
-        if (text[i] == '\n') {
-            line++;
-            col = 1;
-        } else {
-            col++;
-        }
-    }
-    return {line, col};
 }
 
 } // namespace
@@ -639,17 +662,7 @@ std::string ArchSpec::hash() const {
 }
 
 ArchSpec parse_arch(const std::string &json_text, const std::string &origin) {
-    json root;
-    try {
-        root = json::parse(json_text);
-    } catch (const json::parse_error &e) {
-        size_t pos = e.byte == 0 ? 0 : e.byte - 1;
-        auto lc = line_col(json_text, pos);
-        std::string what = e.what();
-        auto colon = what.find("error while parsing");
-        user_error(origin, ":", lc.first, ":", lc.second, ": malformed JSON: ",
-                   colon == std::string::npos ? what : what.substr(colon));
-    }
+    json root = parse_json_input(json_text, origin);
     Reader r(origin);
     r.object(root, "");
     r.keys(root, "",
@@ -660,7 +673,7 @@ ArchSpec parse_arch(const std::string &json_text, const std::string &origin) {
     if (root.contains("description")) {
         a.description = r.str(root, "", "description", false);
     }
-    a.clock_hz = r.num(root, "", "clock_hz", true, 0, 0, true);
+    a.clock_hz = r.num(root, "", "clock_hz", true, 0, 1e6, false, 1e11);
 
     const json &pipes = r.object(*r.find(root, "", "pipes", true), "pipes");
     auto known = known_pipes();
@@ -694,7 +707,7 @@ ArchSpec parse_arch(const std::string &json_text, const std::string &origin) {
         a.scalar.pipe = r.str(*s, "scalar", "pipe", false, "S");
         a.scalar.issue_cycles = static_cast<int>(r.integer(*s, "scalar", "issue_cycles", false, 1, 1, 1 << 16));
         a.scalar.registers = static_cast<int>(r.integer(*s, "scalar", "registers", false, 32, 2, 255));
-        a.scalar.stack_bytes = static_cast<uint64_t>(r.integer(*s, "scalar", "stack_bytes", false, 4096, 0));
+        a.scalar.stack_bytes = static_cast<uint64_t>(r.integer(*s, "scalar", "stack_bytes", false, 4096, 0, 1 << 20));
     }
     if (const json *s = r.find(root, "", "sync", false)) {
         r.object(*s, "sync");
@@ -707,7 +720,7 @@ ArchSpec parse_arch(const std::string &json_text, const std::string &origin) {
            {"cores", "l2_bytes", "l2_line_bytes", "l2_sector_bytes", "l2_rd_bytes_per_cycle", "l2_wr_bytes_per_cycle", "l2_latency",
             "gm_bytes_per_cycle", "gm_aggregate_bytes_per_cycle", "gm_latency", "gm_shared_rw_port"});
     a.chip.cores = static_cast<int>(r.integer(c, "chip", "cores", true, 1, 1, 65535));
-    a.chip.l2_bytes = static_cast<uint64_t>(r.integer(c, "chip", "l2_bytes", false, 0, 0));
+    a.chip.l2_bytes = static_cast<uint64_t>(r.integer(c, "chip", "l2_bytes", false, 0, 0, kMaxOnChipLevelBytes));
     a.chip.l2_line_bytes = static_cast<int>(r.integer(c, "chip", "l2_line_bytes", false, 512, 1, 1 << 20));
     a.chip.l2_sector_bytes =
         static_cast<int>(r.integer(c, "chip", "l2_sector_bytes", false, std::min(32, a.chip.l2_line_bytes), 1, 1 << 20));
@@ -717,12 +730,13 @@ ArchSpec parse_arch(const std::string &json_text, const std::string &origin) {
                                            ")");
     }
     bool l2 = a.chip.l2_bytes > 0;
-    a.chip.l2_rd_bytes_per_cycle = r.num(c, "chip", "l2_rd_bytes_per_cycle", l2, 0, 0, l2);
-    a.chip.l2_wr_bytes_per_cycle = r.num(c, "chip", "l2_wr_bytes_per_cycle", l2, 0, 0, l2);
+    a.chip.l2_rd_bytes_per_cycle = l2 ? r.rate(c, "chip", "l2_rd_bytes_per_cycle", true) : r.num(c, "chip", "l2_rd_bytes_per_cycle", false, 0, 0, false, kMaxRate);
+    a.chip.l2_wr_bytes_per_cycle = l2 ? r.rate(c, "chip", "l2_wr_bytes_per_cycle", true) : r.num(c, "chip", "l2_wr_bytes_per_cycle", false, 0, 0, false, kMaxRate);
     a.chip.l2_latency = static_cast<int>(r.integer(c, "chip", "l2_latency", false, 0, 0, 1 << 20));
-    a.chip.gm_bytes_per_cycle = r.num(c, "chip", "gm_bytes_per_cycle", true, 0, 0, true);
+    a.chip.gm_bytes_per_cycle = r.rate(c, "chip", "gm_bytes_per_cycle", true);
     a.chip.gm_aggregate_bytes_per_cycle =
-        r.num(c, "chip", "gm_aggregate_bytes_per_cycle", false, a.chip.gm_bytes_per_cycle * a.chip.cores, 0, true);
+        r.num(c, "chip", "gm_aggregate_bytes_per_cycle", false, a.chip.gm_bytes_per_cycle * a.chip.cores, 0, true,
+              kMaxRate * 65536);
     if (a.chip.gm_aggregate_bytes_per_cycle < a.chip.gm_bytes_per_cycle) {
         r.fail("chip.gm_aggregate_bytes_per_cycle", "must be >= gm_bytes_per_cycle " +
                                                         Reader::fmt(a.chip.gm_bytes_per_cycle) + " (got " +
@@ -749,14 +763,12 @@ ArchSpec load_arch(const std::string &preset_or_path) {
             return parse_arch(p.json, p.name + ".json");
         }
     }
-    std::ifstream in(preset_or_path, std::ios::binary);
-    if (!in) {
+    std::error_code ec;
+    if (!std::filesystem::exists(preset_or_path, ec)) {
         user_error("no arch preset or file '", preset_or_path, "' (presets: ", join(arch_presets()),
                    "; a file must be a path to a .json ArchSpec)");
     }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return parse_arch(ss.str(), preset_or_path);
+    return parse_arch(read_input_file(preset_or_path, "arch file", 16ull << 20), preset_or_path);
 }
 
 } // namespace tessel

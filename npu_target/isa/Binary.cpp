@@ -3,6 +3,7 @@
 
 #include "npu_target/arch/ArchSpec.h"
 #include "npu_target/common/Error.h"
+#include "npu_target/common/InputFile.h"
 #include "npu_target/isa/InstrTable.h"
 
 #include <array>
@@ -593,24 +594,12 @@ void check_program_against_arch(const Program &p, const ArchSpec &a) {
 }
 
 Program read_program_file(const std::string &path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        user_error(path, ": cannot open the file");
-    }
-    std::vector<uint8_t> b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    return read_program(b, path);
+    return read_program(read_input_bytes(path, "program", 256ull << 20), path);
 }
 
 void write_program_file(const Program &p, const std::string &path) {
     std::vector<uint8_t> b = write_program(p);
-    std::ofstream out(path, std::ios::binary);
-    if (!out) {
-        user_error(path, ": cannot write the file");
-    }
-    out.write(reinterpret_cast<const char *>(b.data()), static_cast<std::streamsize>(b.size()));
-    if (!out) {
-        user_error(path, ": write failed");
-    }
+    write_output_file(path, std::string(b.begin(), b.end()), "program");
 }
 
 } // namespace tessel::isa

@@ -163,13 +163,15 @@ TEST_F(DbCli, ErrorGarbageFileLeftUntouched) {
 TEST_F(DbCli, ErrorImportUnreadableFile) {
     Result r = tessel_cli("db import " + (dir / "missing.json").string() + " --db " + db);
     EXPECT_EQ(r.code, 1);
-    EXPECT_EQ(r.err, "tessel: error: db import: cannot read " + (dir / "missing.json").string() + "\n");
+    EXPECT_EQ(r.err, "tessel: error: cannot read db import file '" + (dir / "missing.json").string() +
+                         "': No such file or directory\n");
 }
 
 TEST_F(DbCli, ErrorExportUnwritableFile) {
     Result r = tessel_cli("db export " + (dir / "no" / "such" / "dir.json").string() + " --db " + db);
     EXPECT_EQ(r.code, 1);
-    EXPECT_EQ(r.err, "tessel: error: db export: cannot write " + (dir / "no" / "such" / "dir.json").string() + "\n");
+    EXPECT_EQ(r.err, "tessel: error: cannot write db export file '" + (dir / "no" / "such" / "dir.json").string() +
+                         "': '" + (dir / "no" / "such").string() + "' is not a directory\n");
 }
 
 TEST_F(DbCli, BadUsageIsTwo) {

@@ -121,7 +121,7 @@ TEST(Interchange, ErrorNotAnInterchangeDocument) {
         import_json(a, "{oops");
         FAIL();
     } catch (const DatabaseError &e) {
-        EXPECT_EQ(std::string(e.what()).rfind("not a tessel-db interchange document: ", 0), 0u) << e.what();
+        EXPECT_EQ(std::string(e.what()).rfind("the interchange document is not valid JSON: ", 0), 0u) << e.what();
     }
     try {
         import_json(a, R"({"format":"tessel-db","version":9})");

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <sys/wait.h>
 
 using tessel::test::read_text;
@@ -88,6 +89,50 @@ TEST(CliErrors, UserErrorsExitOneWithTheMessage) {
     EXPECT_NE(bad_level.err.find("tessel: error: directive stage_A (#4, stage(A, L1)): level 'L1' does not exist in gemmini-like"),
               std::string::npos)
         << bad_level.err;
+}
+
+TEST(CliErrors, UnwritableOutputsExitOneWithThePath) {
+    // A raw filesystem exception used to end the program (exit 3); writes to a full
+    // disk were ignored (exit 0, nothing written).
+    Result bad_dir = tessel_cli("compile -g gemm -p M=64,N=64,K=64 --emit json -o /etc/passwd/x");
+    EXPECT_EQ(bad_dir.code, 1);
+    // (after the compiler's warnings that C and acc run as scalar code)
+    EXPECT_NE(bad_dir.err.find("\ntessel: error: cannot create the output folder '/etc/passwd/x': Not a directory"),
+              std::string::npos)
+        << bad_dir.err;
+    Result full = tessel_cli("compile -g gemm -p M=64,N=64,K=64 --emit json > /dev/full");
+    EXPECT_EQ(full.code, 1);
+    std::string last = "\ntessel: error: cannot write the output to standard output: No space left on device\n";
+    ASSERT_GE(full.err.size(), last.size());
+    EXPECT_EQ(full.err.substr(full.err.size() - last.size()), last) << full.err;
+    Result listing = tessel_cli("isa > /dev/full");
+    EXPECT_EQ(listing.code, 1) << listing.err;
+    EXPECT_EQ(listing.err, "tessel: error: cannot write the output to standard output: No space left on device\n");
+}
+
+TEST(CliErrors, HostileScheduleFilesExitOneWithTheMessage) {
+    std::string dir = testing::TempDir() + "tessel_cli_hostile_" + std::to_string(::getpid());
+    std::string mk = "mkdir -p " + dir;
+    ASSERT_EQ(std::system(mk.c_str()), 0);
+    auto write = [&](const std::string &name, const std::string &text) {
+        std::string p = dir + "/" + name;
+        FILE *f = std::fopen(p.c_str(), "wb");
+        std::fwrite(text.data(), 1, text.size(), f);
+        std::fclose(f);
+        return p;
+    };
+    int n = 80000;
+    std::string deep = write("deep.json", "{\"version\":1,\"directives\":[" + std::string(n, '[') + std::string(n, ']') + "]}");
+    Result r = tessel_cli("compile -g gemm -p M=64,N=64,K=64 --schedule " + deep);
+    EXPECT_EQ(r.code, 1); // was 139 (SIGSEGV)
+    EXPECT_EQ(r.err, "tessel: error: " + deep + ":1:90: arrays and objects nested deeper than 64 levels (no Tessel "
+                     "file nests more than a few)\n");
+    std::string vec = write("vec.json", R"({"version": 1, "directives": [{"id": "v", "kind": "vectorize", "func": "C", "var": "j", "factor": 65536}]})");
+    r = tessel_cli("compile -g gemm -p M=64,N=64,K=64 --schedule " + vec);
+    EXPECT_EQ(r.code, 1); // was SIGFPE
+    EXPECT_NE(r.err.find("vectorize factor 65536 is too large"), std::string::npos) << r.err;
+    std::string dev = tessel_cli("compile -g gemm -p M=64,N=64,K=64 --schedule /dev/zero").err;
+    EXPECT_EQ(dev, "tessel: error: cannot read schedule file '/dev/zero': larger than 64 MiB, the limit for schedule files\n");
 }
 
 TEST(CliErrors, BadUsageExitsTwo) {

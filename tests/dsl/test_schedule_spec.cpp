@@ -106,6 +106,57 @@ TEST(ScheduleSpecErrors, UnknownKindListsTheKnownOnes) {
     EXPECT_EQ(msg.rfind("s.json: directive (#0): unknown kind 'spilt'; known kinds: split, tile, reorder,", 0), 0u) << msg;
 }
 
+TEST(ScheduleSpecErrors, HostileJsonIsAMessageNotACrash) {
+    // The issue's reproducer: 80000 levels (SIGSEGV in printing the value), 1e400 (exit 3).
+    int n = 80000;
+    std::string deep = "{\"version\":1,\"directives\":[" + std::string(n, '[') + std::string(n, ']') + "]}";
+    EXPECT_EQ(parse_error(deep), "s.json:1:90: arrays and objects nested deeper than 64 levels (no Tessel file nests "
+                                 "more than a few)");
+    EXPECT_EQ(parse_error(R"({"directives": [{"kind": "split", "func": "C", "var": "j", "outer": "jo", "inner": "ji", "factor": 1e400}]})"),
+              "s.json:1:100: number '1e400' is out of range (a JSON number must fit a 64-bit float, |x| < 1.8e308)");
+    // A long value is shown cut, never whole.
+    std::string many = "[" + std::string(9999, '1') + "]";
+    std::string msg = parse_error("{\"directives\": [{\"kind\": \"reorder\", \"func\": \"C\", \"vars\": [" + many + "]}]}");
+    EXPECT_LT(msg.size(), 200u) << msg;
+}
+
+TEST(ScheduleSpecErrors, FactorsHalideCannotTakeAreRefused) {
+    auto directive = [](const std::string &kind, const std::string &factor) {
+        std::string fields = kind == "split" ? R"("var": "j", "outer": "jo", "inner": "ji")" : R"("var": "j")";
+        return parse_error(R"({"directives": [{"id": "x", "kind": ")" + kind + R"(", "func": "C", )" + fields +
+                           R"(, "factor": )" + factor + "}]}");
+    };
+    // 4294967297 used to be cast to an int (1) while --emit json still printed it.
+    EXPECT_EQ(directive("split", "4294967297"),
+              "s.json: directive x (#0, split on C): 'factor' is 4294967297, out of range: schedule integers are at "
+              "most 2147483647 in magnitude (Halide's loop extents and factors are 32-bit)");
+    EXPECT_EQ(directive("split", "18446744073709551615"),
+              "s.json: directive x (#0, split on C): 'factor' is 18446744073709551615, out of range: schedule integers "
+              "are at most 2147483647 in magnitude (Halide's loop extents and factors are 32-bit)");
+    // 65536 lanes: SIGFPE in Halide (its lane count is 16-bit); 1e9: a Halide internal error.
+    EXPECT_EQ(directive("vectorize", "65536"),
+              "s.json: directive x (#0, vectorize on C): vectorize factor 65536 is too large: at most 16384 lanes (one "
+              "vector instruction of the widest preset holds 255 repeats of 256 B, 32640 fp16 elements; split the "
+              "loop and vectorize its inner part)");
+    EXPECT_NE(directive("vectorize", "1000000000").find("vectorize factor 1000000000 is too large"), std::string::npos);
+    EXPECT_EQ(directive("vectorize", "1e9"),
+              "s.json: directive x (#0, vectorize on C): 'factor' must be an integer, found number 1000000000.0");
+    // unroll 100000: SIGSEGV; 10000: over a minute of lowering.
+    EXPECT_EQ(directive("unroll", "100000"),
+              "s.json: directive x (#0, unroll on C): unroll factor 100000 is too large: at most 256 (each unrolled "
+              "iteration is a copy of the loop body in the program; split the loop and unroll its inner part)");
+    EXPECT_NE(directive("unroll", "10000").find("unroll factor 10000 is too large"), std::string::npos);
+    EXPECT_EQ(directive("unroll", "256"), "(no error)");
+    EXPECT_EQ(directive("vectorize", "16384"), "(no error)");
+}
+
+TEST(ScheduleSpecErrors, IntegerFieldsOutsideInt32AreRefusedBeforeACast) {
+    EXPECT_EQ(parse_error(R"({"directives": [{"id": "s", "kind": "stage", "func": "A", "level": "L1",
+        "at": {"func": "C", "loop": "jo"}, "buffers": 4294967298}]})"),
+              "s.json: directive s (#0, stage(A, L1)): 'buffers' is 4294967298, out of range: schedule integers are at "
+              "most 2147483647 in magnitude (Halide's loop extents and factors are 32-bit)");
+}
+
 TEST(ScheduleSpecErrors, MissingAndUnknownArguments) {
     EXPECT_EQ(parse_error(R"({"directives": [{"id": "v", "kind": "vectorize", "func": "C", "stage": 0}]})"),
               "s.json: directive v (#0, vectorize on C.update(0)): missing 'var'");
@@ -129,7 +180,7 @@ TEST(ScheduleSpecErrors, TopLevelShape) {
     EXPECT_EQ(parse_error(R"({"version": 2, "directives": []})"),
               "s.json: unsupported schedule version 2; this Tessel reads version 1");
     EXPECT_EQ(user_error_text([] { load_schedule("/nonexistent/x.json"); }),
-              "cannot read schedule file '/nonexistent/x.json'");
+              "cannot read schedule file '/nonexistent/x.json': No such file or directory");
 }
 
 // ---- C++ text ----

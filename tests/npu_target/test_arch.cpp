@@ -141,6 +141,26 @@ TEST(ArchSpec, MalformedJsonNamesLineAndColumn) {
     }
 }
 
+TEST(ArchSpec, HostileJsonIsAMessageNotACrash) {
+    // 80000 levels deep (the message used to print the value recursively: SIGSEGV)
+    // and a number no double holds (nlohmann's raw out_of_range exception, exit 3).
+    std::string deep = "{\"name\": " + std::string(80000, '[') + std::string(80000, ']') + "}";
+    try {
+        parse_arch(deep, "deep.json");
+        FAIL();
+    } catch (const UserError &e) {
+        EXPECT_STREQ(e.what(), "deep.json:1:73: arrays and objects nested deeper than 64 levels (no Tessel file "
+                               "nests more than a few)");
+    }
+    try {
+        parse_arch("{\"name\": \"x\", \"clock_hz\": 1e400}", "big.json");
+        FAIL();
+    } catch (const UserError &e) {
+        EXPECT_STREQ(e.what(), "big.json:1:27: number '1e400' is out of range (a JSON number must fit a 64-bit float, "
+                               "|x| < 1.8e308)");
+    }
+}
+
 struct Case {
     std::function<void(json &)> edit;
     std::string message;
@@ -148,7 +168,7 @@ struct Case {
 
 TEST(ArchSpec, ValidationErrorsNameFieldAndProblem) {
     std::vector<Case> cases = {
-        {[](json &j) { j["memories"][2]["size_bytes"] = -5; }, "t.json: memories[2].size_bytes: must be > 0 (got -5)"},
+        {[](json &j) { j["memories"][2]["size_bytes"] = -5; }, "t.json: memories[2].size_bytes: must be in [1, 1073741824] (got -5)"},
         {[](json &j) { j["memories"][0]["sise"] = 5; },
          "t.json: memories[0]: unknown key 'sise' (known: name, size_bytes, off_chip, rd_bytes_per_cycle, "
          "wr_bytes_per_cycle, latency, alignment, bank_groups, banks_per_group, bank_row_bytes, layouts)"},
@@ -203,7 +223,7 @@ TEST(ArchSpec, ValidationErrorsNameFieldAndProblem) {
         {[](json &j) { j["pipes"]["Q"] = 4; }, "t.json: pipes: unknown pipe 'Q' (known: S, V, M, MTE1, MTE2, MTE3, FIX)"},
         {[](json &j) { j["pipes"]["V"] = 0; }, "t.json: pipes.V: must be in [1, 65536] (got 0)"},
         {[](json &j) { j["memories"][1]["name"] = "GM"; }, "t.json: memories[1].name: duplicate memory level 'GM'"},
-        {[](json &j) { j["memories"][0]["off_chip"] = false; },
+        {[](json &j) { j["memories"][0]["off_chip"] = false; j["memories"][0]["size_bytes"] = 1 << 20; },
          "t.json: memories: no level has off_chip: true (the GM level holding the kernel arguments)"},
         {[](json &j) { j["memories"][0]["off_chip"] = "yes"; },
          "t.json: memories[0].off_chip: expected true or false (got \"yes\")"},
@@ -218,7 +238,27 @@ TEST(ArchSpec, ValidationErrorsNameFieldAndProblem) {
          "t.json: memories[1].latency: expected an integer (got 2.5)"},
         {[](json &j) { j["memories"][1].erase("name"); }, "t.json: memories[1]: missing required key 'name'"},
         {[](json &j) { j["memories"] = json::array(); }, "t.json: memories: needs 1 to 254 levels (got 0)"},
-        {[](json &j) { j["clock_hz"] = -1; }, "t.json: clock_hz: must be > 0 (got -1)"},
+        {[](json &j) { j["clock_hz"] = -1; }, "t.json: clock_hz: must be >= 1e+06 (got -1)"},
+        {[](json &j) { j["clock_hz"] = 1e12; }, "t.json: clock_hz: must be <= 1e+11 (got 1000000000000.0)"},
+        // Values the validator once accepted and the simulator then got wrong or died of.
+        {[](json &j) { j["memories"][1]["size_bytes"] = 8589934592ll; },
+         "t.json: memories[1].size_bytes: must be in [1, 1073741824] (got 8589934592)"},
+        {[](json &j) { j["scalar"]["stack_bytes"] = 1ll << 62; },
+         "t.json: scalar.stack_bytes: must be in [0, 1048576] (got 4611686018427387904)"},
+        {[](json &j) { j["engines"][0]["edges"][0]["bytes_per_cycle"] = 1e-300; },
+         "t.json: engines[0].edges[0].bytes_per_cycle: must be a rate in [0.001, 1e+06] bytes/cycle (got 1e-300); "
+         "slower or faster than any memory or engine, and it would overflow the simulator's cycle counts"},
+        {[](json &j) { j["chip"]["gm_bytes_per_cycle"] = 1e-300; },
+         "t.json: chip.gm_bytes_per_cycle: must be a rate in [0.001, 1e+06] bytes/cycle (got 1e-300); "
+         "slower or faster than any memory or engine, and it would overflow the simulator's cycle counts"},
+        {[](json &j) { j["memories"][1]["rd_bytes_per_cycle"] = 1e300; },
+         "t.json: memories[1].rd_bytes_per_cycle: must be a rate in [0.001, 1e+06] bytes/cycle (got 1e+300); "
+         "slower or faster than any memory or engine, and it would overflow the simulator's cycle counts"},
+        {[](json &j) { j["engines"][0]["misalign_factor"] = 1e-300; },
+         "t.json: engines[0].misalign_factor: must be >= 0.01 (got 1e-300)"},
+        {[](json &j) { j["chip"]["cores"] = 65535; },
+         "t.json: memories: the on-chip levels and the scalar stack of 65535 cores total 64691957760 bytes; the "
+         "simulator holds them in host memory and accepts at most 4294967296 (4 GiB)"},
         {[](json &j) { j["colour"] = "red"; },
          "t.json: (top level): unknown key 'colour' (known: name, description, clock_hz, memories, engines, matrix, "
          "vector, scalar, pipes, sync, chip)"},

@@ -139,7 +139,7 @@ TEST(Binary, LoaderErrors) {
               "p.tsl: argument A: shape[0] is negative (at byte offset " + std::to_string(arg0 + 3) + ")");
     EXPECT_EQ(edited([&](auto &b) { b[arg0 - 7] = 0; }),
               "p.tsl: cores is 0 (must be >= 1) (at byte offset " + std::to_string(arg0 - 7) + ")");
-    EXPECT_EQ(error_of([] { read_program_file("/nonexistent/x.tsl"); }), "/nonexistent/x.tsl: cannot open the file");
+    EXPECT_EQ(error_of([] { read_program_file("/nonexistent/x.tsl"); }), "cannot read program '/nonexistent/x.tsl': No such file or directory");
 }
 
 TEST(Binary, MutatedFilesErrorCleanlyOrReencode) {
