@@ -19,7 +19,7 @@ inline void add_budget_options(CLI::App *app, uint64_t &max_instructions, uint64
     app->add_option("--max-instructions", max_instructions,
                     "stop the simulation with an error after this many instructions (0 = no limit; default " +
                         std::to_string(sim::kDefaultMaxInstructions) +
-                        ", about 7-10 s of scalar code on a 2-core machine)");
+                        ", about 4-12 s of scalar code on a 2-core machine)");
     app->add_option("--max-cycles", max_cycles,
                     "stop the simulation with an error past this cycle (0 = no limit; default " +
                         std::to_string(sim::kDefaultMaxCycles) + ")");

@@ -22,12 +22,14 @@
 namespace tessel::sim {
 
 /** Default budgets (docs/simulator.md "Budgets"): measured on the 2-core CI machine, the
- * simulator runs 10-15 M scalar instructions/s untraced, so 100 M instructions stop an
- * unscheduled (scalar-code) kernel in about 7-10 s; 10^9 cycles is about 700x the largest
- * kernel of `tessel bench --all` (1.4 M cycles). The trace cap keeps the IDE's recorded
+ * simulator runs 4-14 M scalar instructions/s (scalar GEMM with GM loads: 4 M/s under
+ * load), so 50 M instructions stop an unscheduled (scalar-code) kernel in about 4-12 s;
+ * scalar code costs up to ~50 cycles an instruction, so 5 * 10^9 cycles stays above what
+ * 50 M scalar instructions take (an unscheduled 8x64 softmax: 1.1 G cycles, 31 M
+ * instructions, must finish), 3500x the largest kernel of `tessel bench --all`. The trace cap keeps the IDE's recorded
  * trace near 48 bytes x 2 M = 96 MB (plus 24 bytes a traced access). 0 = unlimited for each. */
-constexpr uint64_t kDefaultMaxInstructions = 100'000'000;
-constexpr uint64_t kDefaultMaxCycles = 1'000'000'000;
+constexpr uint64_t kDefaultMaxInstructions = 50'000'000;
+constexpr uint64_t kDefaultMaxCycles = 5'000'000'000;
 constexpr uint64_t kDefaultMaxTraceEvents = 2'000'000;
 
 /**

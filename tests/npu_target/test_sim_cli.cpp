@@ -71,7 +71,7 @@ TEST(SimCli, AnInfiniteLoopStopsByTheDefaultBudget) {
     std::string s = write_program("spin", ".kernel \"spin\"\nloop: jmp loop\n");
     Result r = tessel("sim " + s);
     EXPECT_EQ(r.code, 1) << r.err;
-    EXPECT_NE(r.err.find("simulation exceeded max_instructions = 100000000 on core 0 at pc 0 (jmp)"), std::string::npos)
+    EXPECT_NE(r.err.find("simulation exceeded max_instructions = 50000000 on core 0 at pc 0 (jmp)"), std::string::npos)
         << r.err;
     EXPECT_LT(r.seconds, 30.0);
     r = tessel("sim " + s + " --max-instructions 0 --max-cycles 2000");
@@ -94,7 +94,7 @@ TEST(SimCli, HelpStatesTheDefaultBudgets) {
     std::string out = testing::TempDir() + "sim_help_" + std::to_string(::getpid()) + ".txt";
     EXPECT_EQ(tessel("sim --help", out).code, 0);
     std::string help = read_text(out);
-    EXPECT_NE(help.find("default 100000000"), std::string::npos) << help;
-    EXPECT_NE(help.find("default 1000000000"), std::string::npos) << help;
+    EXPECT_NE(help.find("default 50000000,"), std::string::npos) << help;
+    EXPECT_NE(help.find("default 5000000000)"), std::string::npos) << help;
     EXPECT_NE(help.find("default 2000000"), std::string::npos) << help;
 }
