@@ -190,20 +190,10 @@ RunReport run(const CompileRequest &req, uint64_t seed, bool want_trace) {
         rep.arch = r.arch_name;
         rep.schedule_hash = r.schedule_hash;
         std::vector<Tensor> inputs = make_random_inputs(p, seed);
-        HalidePipeline ref_p = build_reference_pipeline(req.generator, r.params);
-        std::vector<Tensor> want = run_on_cpu(ref_p, inputs);
-        std::vector<Tensor> cpu;
-        if (req.check_cpu_schedule || !npu) {
-            cpu = run_on_cpu(p, inputs);
-            rep.cpu_schedule_checked = true;
-            rep.cpu_schedule_verified = true;
-            for (size_t i = 0; i < cpu.size(); i++) {
-                double tol = output_tolerance(cpu[i].dtype);
-                rep.cpu_schedule_verified =
-                    rep.cpu_schedule_verified && compare(cpu[i], want[i], tol, tol).mismatches == 0;
-            }
-        }
-        std::vector<Tensor> got = cpu;
+        // The NPU runs first: its run is bounded by the simulator's budgets, so a
+        // problem too large to finish (an unscheduled GEMM with M = 10^6) stops there
+        // with the budget's message instead of in an unbounded CPU reference.
+        std::vector<Tensor> got;
         std::string what = "CPU (scheduled)";
         if (npu) {
             sim::SimOptions so;
@@ -230,6 +220,22 @@ RunReport run(const CompileRequest &req, uint64_t seed, bool want_trace) {
             rep.sim_summary = sim::summarize(out.report);
             rep.provenance = npu->backend.program.provenance;
             rep.sim = std::move(out.report);
+        }
+        HalidePipeline ref_p = build_reference_pipeline(req.generator, r.params);
+        std::vector<Tensor> want = run_on_cpu(ref_p, inputs);
+        std::vector<Tensor> cpu;
+        if (req.check_cpu_schedule || !npu) {
+            cpu = run_on_cpu(p, inputs);
+            rep.cpu_schedule_checked = true;
+            rep.cpu_schedule_verified = true;
+            for (size_t i = 0; i < cpu.size(); i++) {
+                double tol = output_tolerance(cpu[i].dtype);
+                rep.cpu_schedule_verified =
+                    rep.cpu_schedule_verified && compare(cpu[i], want[i], tol, tol).mismatches == 0;
+            }
+        }
+        if (!npu) {
+            got = cpu;
         }
         TESSEL_INTERNAL_ASSERT(got.size() == want.size(), "output counts differ");
         rep.verified = true;
