@@ -10,6 +10,7 @@
 #include "database/ScheduleStore.h"
 #include "npu_target/arch/ArchSpec.h"
 #include "npu_target/common/Error.h"
+#include "npu_target/common/InputFile.h"
 #include "npu_target/sim/Simulator.h"
 
 #include <nlohmann/json.hpp>
@@ -143,11 +144,7 @@ Command add_run_command(CLI::App &root, GlobalOptions &) {
         RunReport rep = run(req, o->seed);
         print_diagnostics(rep.diagnostics);
         if (!o->report_json.empty()) {
-            std::ofstream f(o->report_json);
-            f << run_report_json(rep);
-            if (!f) {
-                user_error("cannot write ", o->report_json);
-            }
+            write_output_file(o->report_json, run_report_json(rep), "run report");
         }
         bool error = false;
         for (const auto &d : rep.diagnostics) {

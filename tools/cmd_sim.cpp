@@ -5,6 +5,7 @@
 
 #include "npu_target/arch/ArchSpec.h"
 #include "npu_target/common/Error.h"
+#include "npu_target/common/InputFile.h"
 #include "npu_target/isa/Asm.h"
 #include "npu_target/isa/Binary.h"
 #include "npu_target/sim/Simulator.h"
@@ -33,11 +34,8 @@ struct SimCliOptions {
 };
 
 isa::Program load_program(const std::string &path, const ArchSpec &arch) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) {
-        user_error("tessel sim: cannot open '", path, "'");
-    }
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    // Size-capped like every input (a program named /dev/zero cannot exhaust memory).
+    std::vector<uint8_t> bytes = read_input_bytes(path, "program", 256ull << 20);
     if (bytes.size() >= 4 && bytes[0] == 'T' && bytes[1] == 'S' && bytes[2] == 'S' && bytes[3] == 'L') {
         isa::Program p = isa::read_program(bytes, path);
         isa::check_program_against_arch(p, arch);

@@ -7,6 +7,7 @@
 #include "database/ScheduleStore.h"
 #include "dsl/Compile.h"
 #include "npu_target/common/Error.h"
+#include "npu_target/common/InputFile.h"
 #include "scheduler/Tuner.h"
 
 #include <atomic>
@@ -208,11 +209,7 @@ int run_tune(const TuneCliOptions &o) {
     }
     std::printf("schedule JSON:\n%s", b.schedule_json.c_str());
     if (!o.out.empty()) {
-        std::ofstream f(o.out);
-        if (!f) {
-            throw UserError("cannot write " + o.out);
-        }
-        f << b.schedule_json;
+        write_output_file(o.out, b.schedule_json, "best schedule");
         std::printf("wrote %s\n", o.out.c_str());
     }
     return 0;
