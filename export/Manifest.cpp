@@ -1,6 +1,7 @@
 #include "export/Manifest.h"
 
 #include "npu_target/common/Error.h"
+#include "npu_target/common/InputFile.h"
 
 #include <nlohmann/json.hpp>
 
@@ -38,7 +39,7 @@ std::string param_text(const nlohmann::json &v, const std::string &where) {
     if (v.is_boolean()) {
         return v.get<bool>() ? "true" : "false";
     }
-    user_error(where, ": a parameter value must be a string, an integer or a boolean, got ", v.dump());
+    user_error(where, ": a parameter value must be a string, an integer or a boolean, got ", json_excerpt(v));
 }
 
 std::string string_field(const nlohmann::json &k, const char *key, const std::string &where, bool required) {
@@ -49,7 +50,7 @@ std::string string_field(const nlohmann::json &k, const char *key, const std::st
         return "";
     }
     if (!k[key].is_string()) {
-        user_error(where, ": \"", key, "\" must be a string, got ", k[key].dump());
+        user_error(where, ": \"", key, "\" must be a string, got ", json_excerpt(k[key]));
     }
     return k[key].get<std::string>();
 }
@@ -101,12 +102,7 @@ KernelEntry parse_kernel(const nlohmann::json &k, size_t index, const fs::path &
 } // namespace
 
 Manifest parse_manifest(const std::string &text, const std::string &path) {
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception &e) {
-        user_error(path, ": not JSON: ", e.what());
-    }
+    nlohmann::json j = parse_json_input(text, path);
     if (!j.is_object() || !j.contains("kernels") || !j["kernels"].is_array()) {
         user_error(path, ": a manifest is an object with a \"kernels\" array");
     }
@@ -141,13 +137,7 @@ Manifest parse_manifest(const std::string &text, const std::string &path) {
 }
 
 Manifest read_manifest(const std::string &path) {
-    std::ifstream f(path);
-    if (!f) {
-        user_error("cannot read the manifest ", path);
-    }
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return parse_manifest(ss.str(), path);
+    return parse_manifest(read_input_file(path, "manifest"), path);
 }
 
 } // namespace tessel::exporter
