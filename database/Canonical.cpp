@@ -1,6 +1,6 @@
 #include "database/Canonical.h"
 
-#include "database/Sqlite.h"
+#include "database/Connection.h"
 
 #include <nlohmann/json.hpp>
 

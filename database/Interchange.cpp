@@ -41,6 +41,9 @@ int64_t count_rows(Connection &c, const char *table) {
 } // namespace
 
 std::string export_json(ScheduleStore &store) {
+    // One snapshot for every query: writers may go on meanwhile (a shared
+    // server's tuning workers), and a result must not come without its schedule.
+    Transaction snapshot(store.connection(), Transaction::Kind::Read);
     json doc = {{"format", "tessel-db"}, {"version", kFormatVersion}};
     std::map<int64_t, GeneratorRecord> gens;
     json jg = json::array();
@@ -101,6 +104,7 @@ std::string export_json(ScheduleStore &store) {
     doc["targets"] = jt;
     doc["schedules"] = js;
     doc["results"] = jr;
+    snapshot.commit();
     return doc.dump(1);
 }
 

@@ -64,16 +64,9 @@ ScheduleRecord read_schedule(const Statement &s) {
     return r;
 }
 
-std::optional<int64_t> find_id(Connection &c, const std::string &sql, const std::vector<std::string> &args,
-                               std::optional<int64_t> first_int = std::nullopt) {
+std::optional<int64_t> find_id(Connection &c, const std::string &sql, const std::string &arg) {
     Statement s = c.prepare(sql);
-    int i = 1;
-    if (first_int) {
-        s.bind(i++, *first_int);
-    }
-    for (const auto &a : args) {
-        s.bind(i++, a);
-    }
+    s.bind(1, arg);
     if (!s.step()) {
         return std::nullopt;
     }
@@ -109,6 +102,11 @@ std::string ScheduleStore::default_path() {
 }
 
 ScheduleStore ScheduleStore::open(const std::string &path) {
+    if (is_postgres_url(path)) {
+        std::unique_ptr<Connection> c = open_postgres(path);
+        std::string shown = c->path();
+        return ScheduleStore(std::move(c), shown);
+    }
     if (path != ":memory:") {
         fs::path parent = fs::path(path).parent_path();
         std::error_code ec;
@@ -120,46 +118,76 @@ ScheduleStore ScheduleStore::open(const std::string &path) {
             }
         }
     }
-    return ScheduleStore(open_database(path), path);
+    return ScheduleStore(open_sqlite(path), path);
 }
 
 ScheduleStore ScheduleStore::open_copy(const std::string &path) {
+    if (is_postgres_url(path)) {
+        std::unique_ptr<Connection> c = open_postgres(path, true);
+        std::string shown = c->path();
+        return ScheduleStore(std::move(c), shown);
+    }
     if (path != ":memory:" && !fs::exists(path)) {
         throw DatabaseError("cannot open " + path + ": no such file");
     }
-    std::unique_ptr<Connection> src = open_database(path, true);
-    auto mem = std::make_unique<Connection>(":memory:", Connection::Mode::ReadWriteCreate);
+    std::unique_ptr<SqliteConnection> src = open_sqlite(path, true);
+    auto mem = std::make_unique<SqliteConnection>(":memory:", SqliteConnection::Mode::ReadWriteCreate);
     src->backup_to(*mem);
     migrate(*mem);
     return ScheduleStore(std::move(mem), path);
+}
+
+int64_t ScheduleStore::find_or_insert(const std::string &select_sql, const std::function<void(Statement &)> &bind_key,
+                                      const std::string &insert_sql, const std::function<void(Statement &)> &bind_row) {
+    // Look first: a known key inserts nothing (on PostgreSQL a conflicting
+    // INSERT would still use up an identity value, leaving gaps in the ids).
+    auto find = [&]() -> std::optional<int64_t> {
+        Statement s = conn_->prepare(select_sql);
+        bind_key(s);
+        if (!s.step()) {
+            return std::nullopt;
+        }
+        return s.get_int(0);
+    };
+    if (std::optional<int64_t> id = find()) {
+        return *id;
+    }
+    Statement ins = conn_->prepare(insert_sql);
+    bind_row(ins);
+    ins.run(); // ON CONFLICT DO NOTHING: a concurrent writer may have inserted the key since
+    if (std::optional<int64_t> id = find()) {
+        return *id;
+    }
+    throw DatabaseError("database " + path_ + ": the row just written is missing (" + insert_sql.substr(0, 40) + ")");
 }
 
 int64_t ScheduleStore::upsert_generator(const GeneratorRecord &g) {
     if (g.name.empty()) {
         throw DatabaseError("a generator record needs a name");
     }
-    Statement ins = conn_->prepare(
-        "INSERT INTO generators (name, algorithm_hash) VALUES (?, ?) ON CONFLICT (name, algorithm_hash) DO NOTHING");
-    ins.bind(1, g.name).bind(2, g.algorithm_hash).run();
-    return *find_id(*conn_, "SELECT id FROM generators WHERE name = ? AND algorithm_hash = ?",
-                    {g.name, g.algorithm_hash});
+    auto key = [&](Statement &s) { s.bind(1, g.name).bind(2, g.algorithm_hash); };
+    return find_or_insert("SELECT id FROM generators WHERE name = ? AND algorithm_hash = ?", key,
+                          "INSERT INTO generators (name, algorithm_hash) VALUES (?, ?) "
+                          "ON CONFLICT (name, algorithm_hash) DO NOTHING",
+                          key);
 }
 
 int64_t ScheduleStore::upsert_instance(int64_t generator_id, const std::string &params_json) {
     std::string p = canonical_params(params_json);
-    Statement ins = conn_->prepare("INSERT INTO instances (generator_id, params_json) VALUES (?, ?) "
-                                   "ON CONFLICT (generator_id, params_json) DO NOTHING");
-    ins.bind(1, generator_id).bind(2, p).run();
-    return *find_id(*conn_, "SELECT id FROM instances WHERE generator_id = ? AND params_json = ?", {p}, generator_id);
+    auto key = [&](Statement &s) { s.bind(1, generator_id).bind(2, p); };
+    return find_or_insert("SELECT id FROM instances WHERE generator_id = ? AND params_json = ?", key,
+                          "INSERT INTO instances (generator_id, params_json) VALUES (?, ?) "
+                          "ON CONFLICT (generator_id, params_json) DO NOTHING",
+                          key);
 }
 
 int64_t ScheduleStore::upsert_target(const TargetRecord &t) {
     std::string arch = canonical_json(t.arch_json, "the arch JSON of target '" + t.name + "'");
     std::string hash = t.arch_hash.empty() ? fnv1a64_hex(arch) : t.arch_hash;
-    Statement ins = conn_->prepare(
-        "INSERT INTO targets (name, arch_json, arch_hash) VALUES (?, ?, ?) ON CONFLICT (arch_hash) DO NOTHING");
-    ins.bind(1, t.name).bind(2, arch).bind(3, hash).run();
-    return *find_id(*conn_, "SELECT id FROM targets WHERE arch_hash = ?", {hash});
+    return find_or_insert(
+        "SELECT id FROM targets WHERE arch_hash = ?", [&](Statement &s) { s.bind(1, hash); },
+        "INSERT INTO targets (name, arch_json, arch_hash) VALUES (?, ?, ?) ON CONFLICT (arch_hash) DO NOTHING",
+        [&](Statement &s) { s.bind(1, t.name).bind(2, arch).bind(3, hash); });
 }
 
 int64_t ScheduleStore::upsert_schedule(const ScheduleRecord &s) {
@@ -168,25 +196,30 @@ int64_t ScheduleStore::upsert_schedule(const ScheduleRecord &s) {
     }
     std::string spec = canonical_json(s.spec_json, "the schedule JSON");
     std::string hash = s.hash.empty() ? fnv1a64_hex(spec) : s.hash;
-    Statement ins = conn_->prepare("INSERT INTO schedules (hash, spec_json, parent_id, origin, note, created) "
-                                   "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING");
-    ins.bind(1, hash).bind(2, spec).bind(3, s.parent_id).bind(4, s.origin).bind(5, s.note);
-    ins.bind(6, s.created.empty() ? now_utc() : s.created).run();
-    return *find_id(*conn_, "SELECT id FROM schedules WHERE hash = ?", {hash});
+    return find_or_insert(
+        "SELECT id FROM schedules WHERE hash = ?", [&](Statement &st) { st.bind(1, hash); },
+        "INSERT INTO schedules (hash, spec_json, parent_id, origin, note, created) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING",
+        [&](Statement &ins) {
+            ins.bind(1, hash).bind(2, spec).bind(3, s.parent_id).bind(4, s.origin).bind(5, s.note);
+            ins.bind(6, s.created.empty() ? now_utc() : s.created);
+        });
 }
 
 int64_t ScheduleStore::add_result(const ResultRecord &r) {
     std::string uid = r.uid.empty() ? new_uid() : r.uid;
-    Statement ins = conn_->prepare(
+    return find_or_insert(
+        "SELECT id FROM results WHERE uid = ?", [&](Statement &s) { s.bind(1, uid); },
         "INSERT INTO results (uid, schedule_id, instance_id, target_id, predicted_cycles, simulated_cycles, "
         "t_phys_cycles, efficiency, verified, max_error, compile_ms, l2_hit_bytes, tool_version, error_text, created) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (uid) DO NOTHING");
-    ins.bind(1, uid).bind(2, r.schedule_id).bind(3, r.instance_id).bind(4, r.target_id);
-    ins.bind(5, r.predicted_cycles).bind(6, r.simulated_cycles).bind(7, r.t_phys_cycles).bind(8, r.efficiency);
-    ins.bind(9, r.verified ? 1 : 0).bind(10, r.max_error).bind(11, r.compile_ms).bind(12, r.l2_hit_bytes);
-    ins.bind(13, r.tool_version).bind(14, r.error_text).bind(15, r.created.empty() ? now_utc() : r.created);
-    ins.run();
-    return *find_id(*conn_, "SELECT id FROM results WHERE uid = ?", {uid});
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (uid) DO NOTHING",
+        [&](Statement &ins) {
+            ins.bind(1, uid).bind(2, r.schedule_id).bind(3, r.instance_id).bind(4, r.target_id);
+            ins.bind(5, r.predicted_cycles).bind(6, r.simulated_cycles).bind(7, r.t_phys_cycles);
+            ins.bind(8, r.efficiency).bind(9, r.verified ? 1 : 0).bind(10, r.max_error).bind(11, r.compile_ms);
+            ins.bind(12, r.l2_hit_bytes).bind(13, r.tool_version).bind(14, r.error_text);
+            ins.bind(15, r.created.empty() ? now_utc() : r.created);
+        });
 }
 
 int64_t ScheduleStore::record_run(const RunRecord &run) {
@@ -227,7 +260,7 @@ std::optional<ResultRecord> ScheduleStore::best(const std::string &generator, co
     // One indexed probe per (instance, target): a generator name may have
     // several algorithm hashes, and a join over them would make SQLite sort
     // every verified result instead of reading the first index entry.
-    std::optional<int64_t> target = find_id(*conn_, "SELECT id FROM targets WHERE arch_hash = ?", {arch_hash});
+    std::optional<int64_t> target = find_id(*conn_, "SELECT id FROM targets WHERE arch_hash = ?", arch_hash);
     if (!target) {
         return std::nullopt;
     }

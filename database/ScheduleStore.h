@@ -6,13 +6,18 @@
 // stored as canonical JSON text, so the CLI, the tuner and the IDE all use it.
 // Every query about results is target-aware (it takes an arch hash).
 //
+// The database is a SQLite file (the embedded default) or a PostgreSQL
+// database on a server, named by a postgresql:// or postgres:// URL; open()
+// dispatches on the name, and every operation below runs the same SQL on both
+// (database/Connection.h), so both give the same records, ids aside.
+//
 // Recording a run (what `tessel run --save` and the tuner call):
 //   auto store = ScheduleStore::open(ScheduleStore::default_path());
 //   RunRecord r; r.generator = "gemm"; r.params_json = ...; r.arch_name = a.name;
 //   r.arch_json = a.to_json(-1); r.schedule_json = schedule_to_json(s); ...
 //   int64_t result_id = store.record_run(r);
 
-#include "database/Sqlite.h"
+#include "database/Connection.h"
 
 #include <cstdint>
 #include <functional>
@@ -116,13 +121,18 @@ struct ComparisonRow {
 
 class ScheduleStore {
 public:
-    /** Opens (creating parent directories and the file) and migrates `path`.
-     * Throws DatabaseError for a non-SQLite/damaged file or a newer schema. */
+    /** Opens and migrates `path`: a SQLite file (creating parent directories
+     * and the file) or a postgresql:// URL (connecting to the server). Throws
+     * DatabaseError for a non-SQLite/damaged file, a bad URL, a server that is
+     * down, or a newer schema. */
     static ScheduleStore open(const std::string &path);
-    /** An in-memory copy of the database at `path`, migrated to the current
-     * schema; the file is opened read-only and never changed (merge reads it). */
+    /** For reading only (merge and export's "best" read through it): for a
+     * file, an in-memory copy migrated to the current schema, the file opened
+     * read-only and never changed; for a URL, a session whose transactions
+     * are all READ ONLY (the database must be at the current schema). */
     static ScheduleStore open_copy(const std::string &path);
-    /** $TESSEL_DB, else $XDG_DATA_HOME/tessel/tessel.db, else ~/.local/share/tessel/tessel.db. */
+    /** $TESSEL_DB (a file or a URL), else $XDG_DATA_HOME/tessel/tessel.db, else
+     * ~/.local/share/tessel/tessel.db. */
     static std::string default_path();
 
     ScheduleStore(ScheduleStore &&) noexcept;
@@ -164,10 +174,16 @@ public:
     TargetRecord find_target(const std::string &name_or_hash);
 
     Connection &connection() { return *conn_; }
+    Backend backend() const { return conn_->backend(); }
+    /** The file path, or the URL without its password. */
     const std::string &path() const { return path_; }
 
 private:
     ScheduleStore(std::unique_ptr<Connection> c, std::string path);
+    /** The id of the row `select_sql` finds, inserting it with `insert_sql`
+     * (ON CONFLICT DO NOTHING) first when absent. */
+    int64_t find_or_insert(const std::string &select_sql, const std::function<void(Statement &)> &bind_key,
+                           const std::string &insert_sql, const std::function<void(Statement &)> &bind_row);
     std::vector<ResultRecord> query_results(const std::string &where_order,
                                             const std::function<void(Statement &)> &bind);
     std::unique_ptr<Connection> conn_;

@@ -4,7 +4,59 @@
 
 namespace tessel::db {
 
-Connection::Connection(const std::string &path, Mode mode) : path_(path) {
+namespace {
+
+class SqliteStatement : public StatementImpl {
+public:
+    SqliteStatement(SqliteConnection &c, const std::string &sql) : conn_(&c), sql_(sql) {
+        c.check(sqlite3_prepare_v2(c.handle(), sql.c_str(), -1, &stmt_, nullptr), sql);
+    }
+    ~SqliteStatement() override { sqlite3_finalize(stmt_); }
+    void bind_int(int i, int64_t v) override { conn_->check(sqlite3_bind_int64(stmt_, i, v), sql_); }
+    void bind_double(int i, double v) override { conn_->check(sqlite3_bind_double(stmt_, i, v), sql_); }
+    void bind_text(int i, const std::string &v) override {
+        conn_->check(sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT), sql_);
+    }
+    void bind_null(int i) override { conn_->check(sqlite3_bind_null(stmt_, i), sql_); }
+    bool step() override;
+    void reset() override {
+        sqlite3_reset(stmt_);
+        sqlite3_clear_bindings(stmt_);
+    }
+    bool is_null(int col) const override { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+    int64_t get_int(int col) const override { return sqlite3_column_int64(stmt_, col); }
+    double get_double(int col) const override { return sqlite3_column_double(stmt_, col); }
+    std::string get_text(int col) const override;
+
+private:
+    SqliteConnection *conn_;
+    sqlite3_stmt *stmt_ = nullptr;
+    std::string sql_;
+};
+
+bool SqliteStatement::step() {
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) {
+        return true;
+    }
+    if (rc == SQLITE_DONE) {
+        return false;
+    }
+    conn_->check(rc, sql_);
+    return false;
+}
+
+std::string SqliteStatement::get_text(int col) const {
+    const unsigned char *p = sqlite3_column_text(stmt_, col);
+    if (!p) {
+        return {};
+    }
+    return std::string(reinterpret_cast<const char *>(p), sqlite3_column_bytes(stmt_, col));
+}
+
+} // namespace
+
+SqliteConnection::SqliteConnection(const std::string &path, Mode mode) : Connection(path) {
     int flags = SQLITE_OPEN_NOMUTEX;
     switch (mode) {
     case Mode::ReadWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE; break;
@@ -21,13 +73,13 @@ Connection::Connection(const std::string &path, Mode mode) : path_(path) {
     sqlite3_extended_result_codes(db_, 0);
 }
 
-Connection::~Connection() {
+SqliteConnection::~SqliteConnection() {
     // Statements are owned by callers and finalized before this runs;
     // sqlite3_close_v2 tolerates any that are not.
     sqlite3_close_v2(db_);
 }
 
-void Connection::check(int rc, const std::string &what) const {
+void SqliteConnection::check(int rc, const std::string &what) const {
     if (rc == SQLITE_OK || rc == SQLITE_ROW || rc == SQLITE_DONE) {
         return;
     }
@@ -45,28 +97,22 @@ void Connection::check(int rc, const std::string &what) const {
     throw DatabaseError("database " + path_ + ": " + msg + " (" + what + ")", rc);
 }
 
-void Connection::exec(const std::string &sql) {
+void SqliteConnection::exec(const std::string &sql) {
     char *err = nullptr;
     int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
     sqlite3_free(err);
     check(rc, sql.substr(0, 60));
 }
 
-Statement Connection::prepare(const std::string &sql) { return Statement(*this, sql); }
-
-int64_t Connection::query_int(const std::string &sql) {
-    Statement s(*this, sql);
-    if (!s.step()) {
-        throw DatabaseError("database " + path_ + ": no value from " + sql);
-    }
-    return s.get_int(0);
+Statement SqliteConnection::prepare(const std::string &sql) {
+    return Statement(std::make_unique<SqliteStatement>(*this, sql));
 }
 
-int64_t Connection::last_insert_id() const { return sqlite3_last_insert_rowid(db_); }
+int64_t SqliteConnection::last_insert_id() const { return sqlite3_last_insert_rowid(db_); }
 
-int Connection::changes() const { return sqlite3_changes(db_); }
+int64_t SqliteConnection::changes() const { return sqlite3_changes(db_); }
 
-void Connection::backup_to(Connection &dest) {
+void SqliteConnection::backup_to(SqliteConnection &dest) {
     sqlite3_backup *b = sqlite3_backup_init(dest.db_, "main", db_, "main");
     if (!b) {
         dest.check(sqlite3_errcode(dest.db_), "backup of " + path_);
@@ -78,104 +124,10 @@ void Connection::backup_to(Connection &dest) {
     }
 }
 
-Statement::Statement(Connection &c, const std::string &sql) : conn_(&c), sql_(sql) {
-    c.check(sqlite3_prepare_v2(c.handle(), sql.c_str(), -1, &stmt_, nullptr), sql);
-}
+void SqliteConnection::begin(bool write) { exec(write ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED"); }
 
-Statement::~Statement() { sqlite3_finalize(stmt_); }
+void SqliteConnection::commit() { exec("COMMIT"); }
 
-Statement::Statement(Statement &&o) noexcept : conn_(o.conn_), stmt_(o.stmt_), sql_(std::move(o.sql_)) {
-    o.stmt_ = nullptr;
-}
-
-Statement &Statement::bind(int i, int64_t v) {
-    conn_->check(sqlite3_bind_int64(stmt_, i, v), sql_);
-    return *this;
-}
-
-Statement &Statement::bind(int i, double v) {
-    conn_->check(sqlite3_bind_double(stmt_, i, v), sql_);
-    return *this;
-}
-
-Statement &Statement::bind(int i, const std::string &v) {
-    conn_->check(sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT), sql_);
-    return *this;
-}
-
-Statement &Statement::bind_null(int i) {
-    conn_->check(sqlite3_bind_null(stmt_, i), sql_);
-    return *this;
-}
-
-bool Statement::step() {
-    int rc = sqlite3_step(stmt_);
-    if (rc == SQLITE_ROW) {
-        return true;
-    }
-    if (rc == SQLITE_DONE) {
-        return false;
-    }
-    conn_->check(rc, sql_);
-    return false;
-}
-
-void Statement::run() {
-    while (step()) {
-    }
-}
-
-void Statement::reset() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-}
-
-bool Statement::is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-
-int64_t Statement::get_int(int col) const { return sqlite3_column_int64(stmt_, col); }
-
-double Statement::get_double(int col) const { return sqlite3_column_double(stmt_, col); }
-
-std::string Statement::get_text(int col) const {
-    const unsigned char *p = sqlite3_column_text(stmt_, col);
-    if (!p) {
-        return {};
-    }
-    return std::string(reinterpret_cast<const char *>(p), sqlite3_column_bytes(stmt_, col));
-}
-
-std::optional<int64_t> Statement::get_opt_int(int col) const {
-    if (is_null(col)) {
-        return std::nullopt;
-    }
-    return get_int(col);
-}
-
-std::optional<double> Statement::get_opt_double(int col) const {
-    if (is_null(col)) {
-        return std::nullopt;
-    }
-    return get_double(col);
-}
-
-std::optional<std::string> Statement::get_opt_text(int col) const {
-    if (is_null(col)) {
-        return std::nullopt;
-    }
-    return get_text(col);
-}
-
-Transaction::Transaction(Connection &c) : conn_(c) { conn_.exec("BEGIN IMMEDIATE"); }
-
-Transaction::~Transaction() {
-    if (!done_) {
-        sqlite3_exec(conn_.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
-    }
-}
-
-void Transaction::commit() {
-    conn_.exec("COMMIT");
-    done_ = true;
-}
+void SqliteConnection::rollback() noexcept { sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr); }
 
 } // namespace tessel::db

@@ -101,7 +101,7 @@ ScheduleSpec best_schedule(const KernelEntry &k, const ParamMap &params, const A
                            std::string &source) {
     const std::string path = db.empty() ? db::ScheduleStore::default_path() : db;
     const std::string where = "kernel '" + k.name + "': schedule \"best\"";
-    if (!fs::exists(path)) {
+    if (!db::is_postgres_url(path) && !fs::exists(path)) {
         user_error(where, ": the database ", path, " does not exist (--db FILE, $TESSEL_DB)");
     }
     try {

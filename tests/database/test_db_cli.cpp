@@ -2,10 +2,12 @@
 // exit codes (0 ok, 1 user error with the message on stderr, 2 bad usage), and
 // --db / TESSEL_DB selecting the file.
 #include "DbTestUtil.h"
+#include "PgTestServer.h"
 
 #include "database/Interchange.h"
 
 #include <cstdio>
+#include <regex>
 #include <sys/wait.h>
 
 using namespace tessel::db;
@@ -40,19 +42,24 @@ Result tessel_cli(const std::string &args, const std::string &env = "") {
 
 bool has(const std::string &text, const std::string &what) { return text.find(what) != std::string::npos; }
 
+/** The records every CLI test starts from. */
+void fill_cli_db(const std::string &db) {
+    ScheduleStore s = ScheduleStore::open(db);
+    s.record_run(make_run(16, 900));
+    RunRecord child = make_run(32, 400);
+    child.parent_schedule_id = 1;
+    child.note = "bigger tile";
+    s.record_run(child);
+    s.record_run(make_run(64, 100, false));
+    s.record_run(make_run(32, 300, true, kArchB));
+}
+
 class DbCli : public ::testing::Test {
 protected:
     void SetUp() override {
         dir = fresh_dir(std::string("cli_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
         db = (dir / "tessel.db").string();
-        ScheduleStore s = ScheduleStore::open(db);
-        s.record_run(make_run(16, 900));
-        RunRecord child = make_run(32, 400);
-        child.parent_schedule_id = 1;
-        child.note = "bigger tile";
-        s.record_run(child);
-        s.record_run(make_run(64, 100, false));
-        s.record_run(make_run(32, 300, true, kArchB));
+        fill_cli_db(db);
     }
     std::filesystem::path dir;
     std::string db;
@@ -174,6 +181,98 @@ TEST_F(DbCli, ErrorExportUnwritableFile) {
                          "': '" + (dir / "no" / "such").string() + "' is not a directory\n");
 }
 
+/** The same CLI on a PostgreSQL database: `--db URL` and TESSEL_DB=URL. */
+class DbCliPostgres : public PgDatabaseTest {
+protected:
+    void SetUp() override {
+        PgDatabaseTest::SetUp();
+        if (IsSkipped()) {
+            return;
+        }
+        dir = fresh_dir(std::string("clipg_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fill_cli_db(url);
+        sqlite = (dir / "tessel.db").string();
+        fill_cli_db(sqlite);
+    }
+    /** The URL quoted for the shell (it holds ? and &). */
+    std::string q(const std::string &u) const { return "'" + u + "'"; }
+    std::filesystem::path dir;
+    std::string sqlite;
+};
+
+TEST_F(DbCliPostgres, DbUrlAndEnvironment) {
+    Result r = tessel_cli("db list --db " + q(url));
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(has(r.out, "bigger tile")) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 4) << r.out;
+    Result e = tessel_cli("db show 2", "TESSEL_DB=" + q(url));
+    EXPECT_EQ(e.code, 0) << e.err;
+    EXPECT_TRUE(has(e.out, "parent: #1")) << e.out;
+}
+
+TEST_F(DbCliPostgres, QueriesPrintWhatSqlitePrints) {
+    for (const char *cmd : {"db list", "db show 2", "db best -g gemm -p M=256 --arch ascend-like",
+                            "db history -g gemm --arch ascend-like", "db compare 1 2 --arch ascend-like",
+                            "db best -g gemm --arch gemmini-like"}) {
+        Result a = tessel_cli(std::string(cmd) + " --db " + sqlite), b = tessel_cli(std::string(cmd) + " --db " + q(url));
+        EXPECT_EQ(a.code, 0) << cmd << ": " << a.err;
+        EXPECT_EQ(b.code, 0) << cmd << ": " << b.err;
+        // Timestamps differ (the records were written at different moments): compare without them.
+        auto strip = [](const std::string &t) {
+            static const std::regex stamp(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)");
+            return std::regex_replace(t, stamp, "TIME");
+        };
+        EXPECT_EQ(strip(a.out), strip(b.out)) << cmd;
+    }
+}
+
+TEST_F(DbCliPostgres, MergeExportImportBetweenBackends) {
+    std::string pg2 = cluster->create_database("clipg_second"), lite2 = (dir / "second.db").string();
+    // SQLite -> PostgreSQL: the PostgreSQL database already holds the same schedules.
+    ScheduleStore::open(sqlite).record_run(make_run(8, 50));
+    Result m = tessel_cli("db merge " + sqlite + " --db " + q(url));
+    EXPECT_EQ(m.code, 0) << m.err;
+    EXPECT_TRUE(has(m.out, "0 target(s), 1 schedule(s), 5 result(s) added")) << m.out;
+    // PostgreSQL -> PostgreSQL and PostgreSQL -> SQLite into empty databases.
+    Result m2 = tessel_cli("db merge " + q(url) + " --db " + q(pg2));
+    EXPECT_EQ(m2.code, 0) << m2.err;
+    EXPECT_TRUE(has(m2.out, "1 generator(s), 1 instance(s), 2 target(s), 4 schedule(s), 9 result(s) added"))
+        << m2.out;
+    Result m3 = tessel_cli("db merge " + q(pg2) + " --db " + lite2);
+    EXPECT_EQ(m3.code, 0) << m3.err;
+    EXPECT_TRUE(has(m3.out, "4 schedule(s), 9 result(s) added")) << m3.out;
+    // The three copies export identically.
+    std::string e1 = (dir / "pg.json").string(), e2 = (dir / "pg2.json").string(), e3 = (dir / "lite2.json").string();
+    EXPECT_EQ(tessel_cli("db export " + e1 + " --db " + q(url)).code, 0);
+    EXPECT_EQ(tessel_cli("db export " + e2 + " --db " + q(pg2)).code, 0);
+    EXPECT_EQ(tessel_cli("db export " + e3 + " --db " + lite2).code, 0);
+    EXPECT_EQ(read_bytes(e2), read_bytes(e3));
+    EXPECT_FALSE(read_bytes(e2).empty());
+    // Import of an export into PostgreSQL adds nothing new.
+    Result i = tessel_cli("db import " + e3 + " --db " + q(url));
+    EXPECT_EQ(i.code, 0) << i.err;
+    EXPECT_TRUE(has(i.out, "0 generator(s), 0 instance(s), 0 target(s), 0 schedule(s), 0 result(s) added")) << i.out;
+}
+
+TEST_F(DbCliPostgres, ErrorBadUrlServerDownNewerSchema) {
+    Result bad = tessel_cli("db list --db 'postgresql:///tessel?hots=/tmp'");
+    EXPECT_EQ(bad.code, 1);
+    EXPECT_EQ(bad.err, "tessel: error: not a valid PostgreSQL URL: postgresql:///tessel?hots=/tmp: invalid URI query "
+                       "parameter: \"hots\" (the form is "
+                       "postgresql://[user[:password]@][host][:port]/dbname[?param=value&...])\n");
+    std::string down = "postgresql:///tessel?host=" + dir.string() + "&port=54329";
+    Result d = tessel_cli("db list --db " + q(down));
+    EXPECT_EQ(d.code, 1);
+    EXPECT_EQ(d.err.rfind("tessel: error: cannot connect to the PostgreSQL server of " + down + ": ", 0), 0u) << d.err;
+    Result m = tessel_cli("db merge " + q(down) + " --db " + sqlite);
+    EXPECT_EQ(m.code, 1);
+    EXPECT_TRUE(has(m.err, "cannot connect to the PostgreSQL server of " + down)) << m.err;
+    cluster->admin_exec("UPDATE tessel_schema SET version = 3", url.substr(14, url.find('?') - 14));
+    Result n = tessel_cli("db list --db " + q(url));
+    EXPECT_EQ(n.code, 1);
+    EXPECT_EQ(n.err, "tessel: error: " + url + " has schema version 3; this tessel understands up to 2: upgrade tessel\n");
+}
+
 TEST_F(DbCli, BadUsageIsTwo) {
     EXPECT_EQ(tessel_cli("db best --db " + db).code, 2);
     EXPECT_EQ(tessel_cli("db").code, 2);
@@ -194,4 +293,19 @@ TEST(DbCliRun, RunSaveThenVerify) {
     Result v = tessel_cli("db verify --db " + db);
     EXPECT_EQ(v.code, 0) << v.err;
     EXPECT_TRUE(has(v.out, "db verify: 1 result(s) re-run, 0 marked unverified")) << v.out << v.err;
+}
+
+// `tessel run --save --db URL`: a real run recorded on the server.
+TEST(DbCliRun, RunSaveToPostgres) {
+    std::string why;
+    PgCluster *cluster = shared_cluster(&why);
+    if (!cluster) {
+        GTEST_SKIP() << why;
+    }
+    std::string url = cluster->create_database("cli_run_save");
+    Result r = tessel_cli("run -g gemm -p M=16,N=16,K=16,dtype=int8 --save --note smoke --db '" + url + "'");
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(has(r.err, "tessel run: recorded result 1 in the schedule database")) << r.err;
+    Result list = tessel_cli("db list", "TESSEL_DB='" + url + "'");
+    EXPECT_TRUE(has(list.out, "smoke")) << list.out;
 }

@@ -1,9 +1,15 @@
-// Export -> import round trips, and merging databases with overlapping records.
+// Export -> import round trips, and merging databases with overlapping
+// records, between any two backends (SQLite -> SQLite, SQLite -> PostgreSQL,
+// PostgreSQL -> SQLite, PostgreSQL -> PostgreSQL); the same records give the
+// same hashes, ids and export on both.
 #include "DbTestUtil.h"
+#include "PgTestServer.h"
 
 #include "database/Interchange.h"
 
 #include <nlohmann/json.hpp>
+
+#include <tuple>
 
 using namespace tessel::db;
 using namespace tessel::db::test;
@@ -44,12 +50,41 @@ void fill(ScheduleStore &s) {
     s.record_run(make_run(1, 80, true, kArchA, R"({"M":"64"})"));
 }
 
-TEST(Interchange, ExportImportIntoFreshDbGivesSameContents) {
-    auto dir = fresh_dir("roundtrip");
-    ScheduleStore a = ScheduleStore::open((dir / "a.db").string());
+/** Everything about a database that a reader could notice: a file's bytes,
+ * a server database's whole export. */
+std::string fingerprint(const std::string &db) {
+    if (is_postgres_url(db)) {
+        ScheduleStore s = ScheduleStore::open_copy(db);
+        return export_json(s);
+    }
+    return read_bytes(db);
+}
+
+using Pair = std::tuple<std::string, std::string>;
+
+/** Database a on the first backend, database b on the second. */
+class Interchange : public ::testing::TestWithParam<Pair> {
+protected:
+    void SetUp() override {
+        std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+        name = name.substr(0, name.find('/'));
+        dir = fresh_dir(name + "_" + std::get<0>(GetParam()) + "_" + std::get<1>(GetParam()));
+        std::string skip;
+        a_db = fresh_db(std::get<0>(GetParam()), dir.string(), "a", &skip);
+        b_db = a_db.empty() ? "" : fresh_db(std::get<1>(GetParam()), dir.string(), "b", &skip);
+        if (b_db.empty()) {
+            GTEST_SKIP() << skip;
+        }
+    }
+    std::filesystem::path dir;
+    std::string a_db, b_db;
+};
+
+TEST_P(Interchange, ExportImportIntoFreshDbGivesSameContents) {
+    ScheduleStore a = ScheduleStore::open(a_db);
     fill(a);
     std::string exported = export_json(a);
-    ScheduleStore b = ScheduleStore::open((dir / "b.db").string());
+    ScheduleStore b = ScheduleStore::open(b_db);
     ImportStats st = import_json(b, exported);
     EXPECT_EQ(st.generators, 1);
     EXPECT_EQ(st.instances, 2);
@@ -64,18 +99,17 @@ TEST(Interchange, ExportImportIntoFreshDbGivesSameContents) {
     EXPECT_EQ(contents(b), contents(a));
 }
 
-TEST(Interchange, MergeDeduplicatesOverlapAndKeepsResultsPerTarget) {
-    auto dir = fresh_dir("merge");
-    ScheduleStore a = ScheduleStore::open((dir / "a.db").string());
-    ScheduleStore b = ScheduleStore::open((dir / "b.db").string());
+TEST_P(Interchange, MergeDeduplicatesOverlapAndKeepsResultsPerTarget) {
+    ScheduleStore a = ScheduleStore::open(a_db);
+    ScheduleStore b = ScheduleStore::open(b_db);
     fill(a);
     import_json(b, export_json(a)); // b starts as a copy of a ...
     b.record_run(make_run(1, 290));            // ... then both go on tuning: same schedule, new result
     b.record_run(make_run(9, 120, true, kArchB)); // a new schedule on the other target
     a.record_run(make_run(7, 250));
-    std::string b_before = read_bytes(dir / "b.db");
+    std::string b_before = fingerprint(b_db);
 
-    ImportStats st = merge_database(a, (dir / "b.db").string());
+    ImportStats st = merge_database(a, b_db);
     EXPECT_EQ(st.generators, 0);
     EXPECT_EQ(st.targets, 0);
     EXPECT_EQ(st.schedules, 1) << "only schedule 9 is new";
@@ -89,28 +123,26 @@ TEST(Interchange, MergeDeduplicatesOverlapAndKeepsResultsPerTarget) {
     EXPECT_EQ(a.best("gemm", params, tb)->simulated_cycles, 120);
     EXPECT_EQ(a.history("gemm", params, tb).size(), 2u);
     // Merging again is a no-op; the other file was never written.
-    ImportStats again = merge_database(a, (dir / "b.db").string());
+    ImportStats again = merge_database(a, b_db);
     EXPECT_EQ(again.results + again.schedules, 0);
-    EXPECT_EQ(read_bytes(dir / "b.db"), b_before);
+    EXPECT_EQ(fingerprint(b_db), b_before);
 }
 
-TEST(Interchange, UnverifiedWinsOnMerge) {
-    auto dir = fresh_dir("unverified");
-    ScheduleStore a = ScheduleStore::open((dir / "a.db").string());
+TEST_P(Interchange, UnverifiedWinsOnMerge) {
+    ScheduleStore a = ScheduleStore::open(a_db);
     int64_t id = a.record_run(make_run(1, 100));
-    ScheduleStore b = ScheduleStore::open((dir / "b.db").string());
+    ScheduleStore b = ScheduleStore::open(b_db);
     import_json(b, export_json(a));
     b.mark_unverified(b.results().at(0).id, "wrong after re-verification");
-    ImportStats st = merge_database(a, (dir / "b.db").string());
+    ImportStats st = merge_database(a, b_db);
     EXPECT_EQ(st.downgraded, 1);
     EXPECT_FALSE(a.results().at(0).verified);
     EXPECT_EQ(a.results().at(0).id, id);
     EXPECT_EQ(a.results().at(0).error_text, "wrong after re-verification");
 }
 
-TEST(Interchange, ErrorNotAnInterchangeDocument) {
-    auto dir = fresh_dir("badjson");
-    ScheduleStore a = ScheduleStore::open((dir / "a.db").string());
+TEST_P(Interchange, ErrorNotAnInterchangeDocument) {
+    ScheduleStore a = ScheduleStore::open(a_db);
     try {
         import_json(a, R"({"generators":[]})");
         FAIL();
@@ -131,13 +163,12 @@ TEST(Interchange, ErrorNotAnInterchangeDocument) {
     }
 }
 
-TEST(Interchange, ErrorMalformedDocumentAddsNothing) {
-    auto dir = fresh_dir("malformed");
-    ScheduleStore a = ScheduleStore::open((dir / "a.db").string());
+TEST_P(Interchange, ErrorMalformedDocumentAddsNothing) {
+    ScheduleStore a = ScheduleStore::open(a_db);
     fill(a);
     nlohmann::json doc = nlohmann::json::parse(export_json(a));
     doc["results"][2]["schedule_hash"] = "ffffffffffffffff";
-    ScheduleStore b = ScheduleStore::open((dir / "b.db").string());
+    ScheduleStore b = ScheduleStore::open(b_db);
     try {
         import_json(b, doc.dump());
         FAIL();
@@ -171,7 +202,69 @@ TEST(Interchange, ErrorMalformedDocumentAddsNothing) {
     }
 }
 
-TEST(Interchange, ErrorMergeMissingFile) {
+/** The same records written to both databases, with the fields a database
+ * would otherwise make up (uids, timestamps) given. */
+void fill_fixed(ScheduleStore &s) {
+    for (int i = 0; i < 12; i++) {
+        RunRecord r = make_run(i % 5, 1000 - 37 * i, i % 4 != 0, i % 3 ? kArchA : kArchB,
+                               i % 2 ? R"({"M":"64","K":"32"})" : R"({"K":"256","M":"256","N":"256","dtype":"fp16"})");
+        r.result.uid = "fixed-" + std::to_string(i);
+        r.result.created = "2026-01-01T00:00:" + std::string(i < 10 ? "0" : "") + std::to_string(i) + ".000Z";
+        r.result.efficiency = 1.0 / (3 + i);
+        r.result.l2_hit_bytes = i % 2 ? std::optional<int64_t>(4096 * i) : std::nullopt;
+        r.note = "run " + std::to_string(i);
+        if (i == 6) {
+            r.parent_schedule_id = s.schedules().at(0).id;
+        }
+        s.record_run(r);
+    }
+    // Schedule timestamps are filled at insert: pin them too.
+    s.connection().exec("UPDATE schedules SET created = '2026-01-01T00:00:00.000Z'");
+}
+
+TEST_P(Interchange, SameRecordsGiveTheSameHashesIdsQueriesAndExport) {
+    ScheduleStore a = ScheduleStore::open(a_db), b = ScheduleStore::open(b_db);
+    fill_fixed(a);
+    fill_fixed(b);
+    EXPECT_EQ(export_json(a), export_json(b)) << "byte-identical exports";
+    ASSERT_EQ(a.schedules().size(), b.schedules().size());
+    for (size_t i = 0; i < a.schedules().size(); i++) {
+        EXPECT_EQ(a.schedules()[i].hash, b.schedules()[i].hash);
+        EXPECT_EQ(a.schedules()[i].id, b.schedules()[i].id);
+    }
+    EXPECT_EQ(a.targets().at(1).arch_hash, b.targets().at(1).arch_hash);
+    std::string p = R"({"K":"256","M":"256","N":"256","dtype":"fp16"})";
+    for (const auto &t : a.targets()) {
+        EXPECT_EQ(a.best("gemm", p, t.arch_hash)->uid, b.best("gemm", p, t.arch_hash)->uid);
+        EXPECT_EQ(a.history("gemm", p, t.arch_hash).size(), b.history("gemm", p, t.arch_hash).size());
+        auto ca = a.compare(1, 2, t.arch_hash), cb = b.compare(1, 2, t.arch_hash);
+        ASSERT_EQ(ca.size(), cb.size());
+        for (size_t i = 0; i < ca.size(); i++) {
+            EXPECT_EQ(ca[i].params_json, cb[i].params_json) << "compare's rows in the same order";
+            EXPECT_EQ(ca[i].a ? ca[i].a->uid : "", cb[i].a ? cb[i].a->uid : "");
+        }
+    }
+    auto la = a.list(), lb = b.list();
+    ASSERT_EQ(la.size(), lb.size());
+    for (size_t i = 0; i < la.size(); i++) {
+        EXPECT_EQ(la[i].results, lb[i].results);
+        EXPECT_EQ(la[i].verified_results, lb[i].verified_results);
+        EXPECT_EQ(la[i].best_simulated_cycles, lb[i].best_simulated_cycles);
+    }
+    // A merged export of the same records is identical: merging b into a adds nothing.
+    ImportStats st = merge_database(a, b_db);
+    EXPECT_EQ(st.generators + st.instances + st.targets + st.schedules + st.results + st.downgraded, 0);
+    EXPECT_EQ(export_json(a), export_json(b));
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, Interchange,
+                         ::testing::Combine(::testing::Values("sqlite", "postgres"),
+                                            ::testing::Values("sqlite", "postgres")),
+                         [](const ::testing::TestParamInfo<Pair> &i) {
+                             return std::get<0>(i.param) + "_to_" + std::get<1>(i.param);
+                         });
+
+TEST(InterchangeFiles, ErrorMergeMissingFile) {
     auto dir = fresh_dir("merge_missing");
     ScheduleStore a = ScheduleStore::open((dir / "a.db").string());
     try {

@@ -2,9 +2,13 @@
 // ladder's single transaction, newer-version / non-SQLite / damaged / foreign
 // files refused with their messages and left byte-for-byte unchanged.
 #include "DbTestUtil.h"
+#include "PgTestServer.h"
 
 #include "database/Interchange.h"
+#include "database/Postgres.h"
 #include "database/Schema.h"
+
+#include <thread>
 
 using namespace tessel::db;
 using namespace tessel::db::test;
@@ -15,7 +19,7 @@ std::string fixture(const std::string &name) { return read_bytes(std::string(TES
 
 /** Builds a database file from an SQL dump (as an old tessel would have left it). */
 void load_dump(const std::filesystem::path &db, const std::string &sql) {
-    Connection c(db.string(), Connection::Mode::ReadWriteCreate);
+    SqliteConnection c(db.string(), SqliteConnection::Mode::ReadWriteCreate);
     c.exec(sql);
 }
 
@@ -39,20 +43,8 @@ bool has_column(Connection &c, const std::string &table, const std::string &colu
     return false;
 }
 
-TEST(Schema, MigratesV1FixtureWithData) {
-    auto dir = fresh_dir("migrate_v1");
-    load_dump(dir / "old.db", fixture("schema_v1.sql"));
-    {
-        Connection c((dir / "old.db").string(), Connection::Mode::ReadOnly);
-        ASSERT_EQ(schema_version(c), 1);
-        ASSERT_FALSE(has_column(c, "results", "l2_hit_bytes"));
-    }
-    ScheduleStore store = ScheduleStore::open((dir / "old.db").string());
-    EXPECT_EQ(schema_version(store.connection()), 2);
-    EXPECT_TRUE(has_column(store.connection(), "results", "l2_hit_bytes"));
-    EXPECT_EQ(store.connection().query_int(
-                  "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'results_compare'"),
-              1);
+/** The v1 fixture's records after a migration to v2 (both backends). */
+void expect_v1_records_migrated(ScheduleStore &store) {
     // Every v1 record survived, and the queries work on them.
     EXPECT_EQ(store.results().size(), 3u);
     EXPECT_EQ(store.schedules().at(1).parent_id, 1);
@@ -60,6 +52,7 @@ TEST(Schema, MigratesV1FixtureWithData) {
     ASSERT_TRUE(best);
     EXPECT_EQ(best->uid, "00000000000000000000000000000002");
     EXPECT_EQ(best->simulated_cycles, 50000);
+    EXPECT_EQ(best->efficiency, 0.8000000000000000444);
     EXPECT_FALSE(best->l2_hit_bytes);
     EXPECT_EQ(store.history("gemm", R"({"K":"256","M":"256","N":"256","dtype":"fp16"})", "0123456789abcdef")
                   .back()
@@ -74,12 +67,29 @@ TEST(Schema, MigratesV1FixtureWithData) {
     EXPECT_EQ(store.results().back().l2_hit_bytes, 4096);
 }
 
+TEST(Schema, MigratesV1FixtureWithData) {
+    auto dir = fresh_dir("migrate_v1");
+    load_dump(dir / "old.db", fixture("schema_v1.sql"));
+    {
+        SqliteConnection c((dir / "old.db").string(), SqliteConnection::Mode::ReadOnly);
+        ASSERT_EQ(schema_version(c), 1);
+        ASSERT_FALSE(has_column(c, "results", "l2_hit_bytes"));
+    }
+    ScheduleStore store = ScheduleStore::open((dir / "old.db").string());
+    EXPECT_EQ(schema_version(store.connection()), 2);
+    EXPECT_TRUE(has_column(store.connection(), "results", "l2_hit_bytes"));
+    EXPECT_EQ(store.connection().query_int(
+                  "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'results_compare'"),
+              1);
+    expect_v1_records_migrated(store);
+}
+
 TEST(Schema, FixtureMatchesStepOne) {
     // The fixture's tables are exactly what step 1 creates today (a changed
     // shipped step would otherwise go unnoticed).
-    Connection fresh(":memory:", Connection::Mode::ReadWriteCreate);
+    SqliteConnection fresh(":memory:", SqliteConnection::Mode::ReadWriteCreate);
     migrate(fresh, 1);
-    Connection old(":memory:", Connection::Mode::ReadWriteCreate);
+    SqliteConnection old(":memory:", SqliteConnection::Mode::ReadWriteCreate);
     old.exec(fixture("schema_v1.sql"));
     auto schema_of = [](Connection &c) {
         std::string out;
@@ -97,12 +107,12 @@ TEST(Schema, FailedMigrationRollsBackEverything) {
     load_dump(dir / "old.db", fixture("schema_v1.sql"));
     {
         // Sabotage: v2 creates results_compare; an index of that name exists.
-        Connection c((dir / "old.db").string(), Connection::Mode::ReadWrite);
+        SqliteConnection c((dir / "old.db").string(), SqliteConnection::Mode::ReadWrite);
         c.exec("CREATE INDEX results_compare ON results (created)");
     }
     std::string err = open_error(dir / "old.db");
     EXPECT_NE(err.find("index results_compare already exists"), std::string::npos) << err;
-    Connection c((dir / "old.db").string(), Connection::Mode::ReadOnly);
+    SqliteConnection c((dir / "old.db").string(), SqliteConnection::Mode::ReadOnly);
     EXPECT_EQ(schema_version(c), 1);
     EXPECT_FALSE(has_column(c, "results", "l2_hit_bytes")) << "the ALTER TABLE of the same step was rolled back";
     EXPECT_EQ(c.query_int("SELECT count(*) FROM results"), 3);
@@ -113,7 +123,7 @@ TEST(Schema, ErrorNewerVersionRefused) {
     auto path = dir / "tessel.db";
     {
         ScheduleStore::open(path.string());
-        Connection c(path.string(), Connection::Mode::ReadWrite);
+        SqliteConnection c(path.string(), SqliteConnection::Mode::ReadWrite);
         c.exec("PRAGMA user_version = 7");
     }
     std::string before = read_bytes(path);
@@ -161,7 +171,7 @@ TEST(Schema, ErrorForeignSqliteDatabaseRefused) {
     auto dir = fresh_dir("foreign");
     auto path = dir / "places.sqlite";
     {
-        Connection c(path.string(), Connection::Mode::ReadWriteCreate);
+        SqliteConnection c(path.string(), SqliteConnection::Mode::ReadWriteCreate);
         c.exec("CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url TEXT); CREATE TABLE bookmarks (id INTEGER)");
     }
     std::string before = read_bytes(path);
@@ -175,7 +185,7 @@ TEST(Schema, ErrorVersionedButNotOurs) {
     auto dir = fresh_dir("notours");
     auto path = dir / "x.db";
     {
-        Connection c(path.string(), Connection::Mode::ReadWriteCreate);
+        SqliteConnection c(path.string(), SqliteConnection::Mode::ReadWriteCreate);
         c.exec("CREATE TABLE generators (id INTEGER); PRAGMA user_version = 1");
     }
     EXPECT_EQ(open_error(path), path.string() +
@@ -197,6 +207,97 @@ TEST(Schema, ReopenIsIdempotent) {
     ScheduleStore again = ScheduleStore::open(path);
     EXPECT_EQ(schema_version(again.connection()), kSchemaVersion);
     EXPECT_EQ(again.results().size(), 1u);
+}
+
+// The same ladder on PostgreSQL: a database at version 1 (step 1's DDL with
+// the v1 fixture's rows) migrates with its data; a failing step rolls the
+// whole migration back; concurrent first opens migrate once.
+
+/** The v1 fixture's rows (its INSERT lines are plain SQL both backends run). */
+std::string fixture_rows() {
+    std::string out, sql = fixture("schema_v1.sql");
+    for (size_t p = 0, q; (q = sql.find('\n', p)) != std::string::npos; p = q + 1) {
+        std::string line = sql.substr(p, q - p);
+        if (line.rfind("INSERT INTO", 0) == 0) {
+            out += line + "\n";
+        }
+    }
+    return out;
+}
+
+class SchemaPostgres : public PgDatabaseTest {
+protected:
+    /** The database at schema version 1 holding the v1 fixture's records. */
+    void make_v1() {
+        PgConnection c(url);
+        migrate(c, 1);
+        c.exec(fixture_rows());
+        // Rows with explicit ids leave the identity sequences behind: catch them up.
+        for (const char *t : {"generators", "instances", "targets", "schedules", "results"}) {
+            c.exec(std::string("SELECT setval(pg_get_serial_sequence('") + t + "', 'id'), (SELECT max(id) FROM " + t +
+                   "))");
+        }
+    }
+    bool pg_has_column(Connection &c, const std::string &table, const std::string &column) {
+        Statement s = c.prepare("SELECT count(*) FROM information_schema.columns WHERE table_schema = "
+                                "current_schema() AND table_name = ? AND column_name = ?");
+        s.bind(1, table).bind(2, column);
+        return s.step() && s.get_int(0) == 1;
+    }
+};
+
+TEST_F(SchemaPostgres, MigratesV1WithData) {
+    make_v1();
+    {
+        PgConnection c(url);
+        ASSERT_EQ(schema_version(c), 1);
+        ASSERT_FALSE(pg_has_column(c, "results", "l2_hit_bytes"));
+    }
+    ScheduleStore store = ScheduleStore::open(url);
+    EXPECT_EQ(schema_version(store.connection()), 2);
+    EXPECT_TRUE(pg_has_column(store.connection(), "results", "l2_hit_bytes"));
+    EXPECT_EQ(store.connection().query_int("SELECT count(*) FROM pg_indexes WHERE indexname = 'results_compare'"), 1);
+    expect_v1_records_migrated(store);
+}
+
+TEST_F(SchemaPostgres, FailedMigrationRollsBackEverything) {
+    make_v1();
+    PgConnection c(url);
+    c.exec("CREATE INDEX results_compare ON results (created)"); // step 2 creates this name
+    try {
+        ScheduleStore::open(url);
+        FAIL();
+    } catch (const DatabaseError &e) {
+        EXPECT_NE(std::string(e.what()).find("relation \"results_compare\" already exists"), std::string::npos)
+            << e.what();
+    }
+    EXPECT_EQ(schema_version(c), 1);
+    EXPECT_FALSE(pg_has_column(c, "results", "l2_hit_bytes")) << "the ALTER TABLE of the same step was rolled back";
+    EXPECT_EQ(c.query_int("SELECT count(*) FROM results"), 3);
+}
+
+TEST_F(SchemaPostgres, ConcurrentFirstOpensMigrateOnce) {
+    std::vector<std::thread> openers;
+    std::vector<std::string> errors(4);
+    for (int i = 0; i < 4; i++) {
+        openers.emplace_back([&, i] {
+            try {
+                ScheduleStore::open(url).record_run(make_run(i, 100 + i));
+            } catch (const std::exception &e) {
+                errors[static_cast<size_t>(i)] = e.what();
+            }
+        });
+    }
+    for (auto &t : openers) {
+        t.join();
+    }
+    for (const auto &e : errors) {
+        EXPECT_EQ(e, "");
+    }
+    ScheduleStore s = ScheduleStore::open(url);
+    EXPECT_EQ(schema_version(s.connection()), kSchemaVersion);
+    EXPECT_EQ(s.connection().query_int("SELECT count(*) FROM tessel_schema"), 1);
+    EXPECT_EQ(s.results().size(), 4u);
 }
 
 } // namespace

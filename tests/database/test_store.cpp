@@ -1,6 +1,8 @@
 // The typed store: dedup by hashes, best / history / compare (target-aware),
-// list / show, mark_unverified, default_path.
+// list / show, mark_unverified, default_path; every store test runs on both
+// backends (a SQLite file and a database on a throwaway PostgreSQL server).
 #include "DbTestUtil.h"
+#include "PgTestServer.h"
 
 #include "database/Canonical.h"
 #include "database/Schema.h"
@@ -12,11 +14,18 @@ using namespace tessel::db::test;
 
 namespace {
 
-class StoreTest : public ::testing::Test {
+class StoreTest : public ::testing::TestWithParam<std::string> {
 protected:
     void SetUp() override {
-        dir = fresh_dir(::testing::UnitTest::GetInstance()->current_test_info()->name());
-        store.emplace(ScheduleStore::open((dir / "sub" / "tessel.db").string()));
+        std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+        name = name.substr(0, name.find('/'));
+        dir = fresh_dir(name + "_" + GetParam());
+        std::string skip;
+        std::string db = fresh_db(GetParam(), (dir / "sub").string(), "tessel", &skip);
+        if (db.empty()) {
+            GTEST_SKIP() << skip;
+        }
+        store.emplace(ScheduleStore::open(db));
     }
     std::filesystem::path dir;
     std::optional<ScheduleStore> store;
@@ -25,16 +34,22 @@ protected:
     std::string arch_b() { return fnv1a64_hex(canonical_json(kArchB, "")); }
 };
 
-TEST_F(StoreTest, OpenCreatesParentDirectoriesAndCurrentSchema) {
-    EXPECT_TRUE(std::filesystem::exists(dir / "sub" / "tessel.db"));
+TEST_P(StoreTest, OpenCreatesCurrentSchema) {
     EXPECT_EQ(schema_version(store->connection()), kSchemaVersion);
+    if (GetParam() == "postgres") {
+        EXPECT_EQ(store->backend(), Backend::Postgres);
+        EXPECT_EQ(store->connection().query_int("SELECT count(*) FROM tessel_schema"), 1);
+        return;
+    }
+    EXPECT_EQ(store->backend(), Backend::Sqlite);
+    EXPECT_TRUE(std::filesystem::exists(dir / "sub" / "tessel.db")) << "parent directories are created";
     Statement s = store->connection().prepare("PRAGMA journal_mode");
     ASSERT_TRUE(s.step());
     EXPECT_EQ(s.get_text(0), "wal");
     EXPECT_EQ(store->connection().query_int("PRAGMA busy_timeout"), 30000);
 }
 
-TEST_F(StoreTest, UpsertsDeduplicateByKeys) {
+TEST_P(StoreTest, UpsertsDeduplicateByKeys) {
     int64_t g1 = store->upsert_generator({0, "gemm", "h1"});
     EXPECT_EQ(store->upsert_generator({0, "gemm", "h1"}), g1);
     EXPECT_NE(store->upsert_generator({0, "gemm", "h2"}), g1);
@@ -58,7 +73,7 @@ TEST_F(StoreTest, UpsertsDeduplicateByKeys) {
     EXPECT_EQ(store->schedules().size(), 2u);
 }
 
-TEST_F(StoreTest, BestIsVerifiedLowestCyclesNewestOnTiesAndTargetAware) {
+TEST_P(StoreTest, BestIsVerifiedLowestCyclesNewestOnTiesAndTargetAware) {
     store->record_run(make_run(16, 900));
     store->record_run(make_run(32, 500, /*verified=*/false)); // fastest, but wrong
     int64_t tie_old = store->record_run(make_run(64, 700));
@@ -79,7 +94,7 @@ TEST_F(StoreTest, BestIsVerifiedLowestCyclesNewestOnTiesAndTargetAware) {
     EXPECT_FALSE(store->best("conv", params, arch_a()));
 }
 
-TEST_F(StoreTest, BestPrefersNewestOnEqualCyclesByTimestamp) {
+TEST_P(StoreTest, BestPrefersNewestOnEqualCyclesByTimestamp) {
     RunRecord newer = make_run(1, 300), older = make_run(2, 300);
     newer.result.created = "2031-01-01T00:00:00.000Z";
     older.result.created = "2030-01-01T00:00:00.000Z";
@@ -88,7 +103,7 @@ TEST_F(StoreTest, BestPrefersNewestOnEqualCyclesByTimestamp) {
     EXPECT_EQ(store->best("gemm", params, arch_a())->id, newer_id);
 }
 
-TEST_F(StoreTest, HistoryIsOrderedByCreatedAndTargetAware) {
+TEST_P(StoreTest, HistoryIsOrderedByCreatedAndTargetAware) {
     RunRecord r1 = make_run(1, 300), r2 = make_run(2, 200), r3 = make_run(3, 100, true, kArchB);
     r1.result.created = "2024-01-02T00:00:00.000Z";
     r2.result.created = "2024-01-01T00:00:00.000Z";
@@ -102,7 +117,7 @@ TEST_F(StoreTest, HistoryIsOrderedByCreatedAndTargetAware) {
     EXPECT_EQ(store->history("gemm", params, arch_b()).size(), 1u);
 }
 
-TEST_F(StoreTest, CompareTwoSchedulesPerInstance) {
+TEST_P(StoreTest, CompareTwoSchedulesPerInstance) {
     store->record_run(make_run(1, 300));
     store->record_run(make_run(1, 250));
     store->record_run(make_run(2, 200));
@@ -122,7 +137,7 @@ TEST_F(StoreTest, CompareTwoSchedulesPerInstance) {
     EXPECT_FALSE(rows[1].b);
 }
 
-TEST_F(StoreTest, ListShowAndParentLinks) {
+TEST_P(StoreTest, ListShowAndParentLinks) {
     int64_t r1 = store->record_run(make_run(1, 300));
     RunRecord child = make_run(2, 200);
     child.parent_schedule_id = store->schedules().at(0).id;
@@ -143,7 +158,7 @@ TEST_F(StoreTest, ListShowAndParentLinks) {
     EXPECT_FALSE(store->show(999));
 }
 
-TEST_F(StoreTest, MarkUnverifiedRemovesFromBest) {
+TEST_P(StoreTest, MarkUnverifiedRemovesFromBest) {
     int64_t fast = store->record_run(make_run(1, 100));
     store->record_run(make_run(2, 200));
     store->mark_unverified(fast, "max error 3 > 0 after simulator fix");
@@ -155,7 +170,7 @@ TEST_F(StoreTest, MarkUnverifiedRemovesFromBest) {
     EXPECT_EQ(d->results.at(0).error_text, "max error 3 > 0 after simulator fix");
 }
 
-TEST_F(StoreTest, ErrorMarkUnverifiedOfMissingResult) {
+TEST_P(StoreTest, ErrorMarkUnverifiedOfMissingResult) {
     try {
         store->mark_unverified(42, "x");
         FAIL();
@@ -164,7 +179,7 @@ TEST_F(StoreTest, ErrorMarkUnverifiedOfMissingResult) {
     }
 }
 
-TEST_F(StoreTest, ErrorBadOriginAndBadJson) {
+TEST_P(StoreTest, ErrorBadOriginAndBadJson) {
     ScheduleRecord s;
     s.spec_json = "{}";
     s.origin = "guess";
@@ -194,7 +209,7 @@ TEST_F(StoreTest, ErrorBadOriginAndBadJson) {
     }
 }
 
-TEST_F(StoreTest, FindTargetByNameOrHashAndErrors) {
+TEST_P(StoreTest, FindTargetByNameOrHashAndErrors) {
     store->record_run(make_run(1, 100));
     EXPECT_EQ(store->find_target("ascend-like").arch_hash, arch_a());
     EXPECT_EQ(store->find_target(arch_a()).name, "ascend-like");
@@ -219,9 +234,14 @@ TEST_F(StoreTest, FindTargetByNameOrHashAndErrors) {
     }
 }
 
+INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values("sqlite", "postgres"),
+                         [](const ::testing::TestParamInfo<std::string> &i) { return i.param; });
+
 TEST(DefaultPath, EnvironmentOrder) {
     ::setenv("TESSEL_DB", "/tmp/x/my.db", 1);
     EXPECT_EQ(ScheduleStore::default_path(), "/tmp/x/my.db");
+    ::setenv("TESSEL_DB", "postgresql://db.example/tessel", 1);
+    EXPECT_EQ(ScheduleStore::default_path(), "postgresql://db.example/tessel") << "a URL is taken as it is";
     ::unsetenv("TESSEL_DB");
     ::setenv("XDG_DATA_HOME", "/tmp/xdg", 1);
     EXPECT_EQ(ScheduleStore::default_path(), "/tmp/xdg/tessel/tessel.db");
