@@ -131,6 +131,40 @@ void compile_into(const CompileRequest &req, CompileResult &r, HalidePipeline &p
     r.ok = true;
 }
 
+std::string output_name(const std::string &func_name) { return func_name.substr(0, func_name.find('$')); }
+
+// The pipeline's inputs and outputs as TensorBinding sees them.
+std::vector<TensorSlot> input_slots(const HalidePipeline &p) {
+    std::vector<TensorSlot> v;
+    for (const auto &in : p.inputs) {
+        v.push_back({in.name, in.dtype, in.shape});
+    }
+    return v;
+}
+std::vector<TensorSlot> output_slots(const HalidePipeline &p) {
+    std::vector<TensorSlot> v;
+    for (const auto &o : p.outputs) {
+        v.push_back({output_name(o.name), o.dtype, o.shape});
+    }
+    return v;
+}
+
+// Compares the outputs with the expected ones that were given (bound in output order).
+void check_expected(const CompileRequest &req, const std::vector<std::optional<GivenTensor>> &expected,
+                    const std::vector<Tensor> &got, const std::string &what, RunReport &rep) {
+    rep.expected_checked = true;
+    rep.expected_verified = true;
+    for (size_t i = 0; i < expected.size(); i++) {
+        if (!expected[i]) {
+            continue;
+        }
+        ExpectedComparison c = compare_expected(got[i], *expected[i], req.expect_rtol, req.expect_atol);
+        rep.expected_verified = rep.expected_verified && c.ok;
+        rep.expected_max_abs_error = std::max(rep.expected_max_abs_error, c.max_abs_error);
+        rep.expected_comparison += (rep.expected_comparison.empty() ? "" : "; ") + what + " " + c.message;
+    }
+}
+
 double output_tolerance(DType t) {
     if (t == DType::FP32) {
         return 1e-4;
@@ -189,7 +223,12 @@ RunReport run(const CompileRequest &req, uint64_t seed, bool want_trace) {
         rep.params = r.params;
         rep.arch = r.arch_name;
         rep.schedule_hash = r.schedule_hash;
-        std::vector<Tensor> inputs = make_random_inputs(p, seed);
+        const std::string owner = "generator '" + req.generator + "' (" + format_params(r.params) + ")";
+        std::vector<Tensor> inputs = req.given_inputs.empty() ? make_random_inputs(p, seed)
+                                                              : bind_inputs(req.given_inputs, input_slots(p), owner);
+        rep.inputs_given = !req.given_inputs.empty();
+        std::vector<std::optional<GivenTensor>> expected =
+            bind_tensors(req.expected_outputs, output_slots(p), "output", owner);
         // The NPU runs first: its run is bounded by the simulator's budgets, so a
         // problem too large to finish (an unscheduled GEMM with M = 10^6) stops there
         // with the budget's message instead of in an unbounded CPU reference.
@@ -247,8 +286,17 @@ RunReport run(const CompileRequest &req, uint64_t seed, bool want_trace) {
             rep.max_abs_error = std::max(rep.max_abs_error, c.max_abs_error);
             std::ostringstream rule;
             rule << "|got - want| <= " << tol << " + " << tol << " * |want|";
-            rep.comparison += (rep.comparison.empty() ? "" : "; ") + what + " " + got[i].name.substr(0, got[i].name.find('$')) + ": " +
+            rep.comparison += (rep.comparison.empty() ? "" : "; ") + what + " " + output_name(got[i].name) + ": " +
                               (fp ? rule.str() : std::string("exact")) + " (" + dtype_name(got[i].dtype) + "): " + c.message;
+        }
+        if (!req.expected_outputs.empty()) {
+            check_expected(req, expected, got, what, rep);
+        }
+        if (req.keep_outputs) {
+            rep.outputs = std::move(got);
+            for (auto &t : rep.outputs) {
+                t.name = output_name(t.name);
+            }
         }
     } catch (const UserError &e) {
         if (rep.compile_ms == 0) {
@@ -271,10 +319,18 @@ std::string run_report_json(const RunReport &r) {
     j["arch"] = r.arch;
     j["schedule_hash"] = r.schedule_hash;
     j["seed"] = r.seed;
+    if (r.inputs_given) {
+        j["inputs"] = "given"; // CompileRequest::given_inputs: the seed was not used
+    }
     j["verified"] = r.verified;
     j["max_abs_error"] = r.max_abs_error;
     j["comparison"] = r.comparison;
     j["compile_ms"] = r.compile_ms;
+    if (r.expected_checked) {
+        j["expected"] = {{"verified", r.expected_verified},
+                         {"max_abs_error", r.expected_max_abs_error},
+                         {"comparison", r.expected_comparison}};
+    }
     if (r.cpu_schedule_checked) {
         j["cpu_schedule_verified"] = r.cpu_schedule_verified;
     } else {

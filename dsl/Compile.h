@@ -9,6 +9,7 @@
 #include "dsl/GeneratorInfo.h"
 #include "dsl/Roofline.h"
 #include "dsl/ScheduleSpec.h"
+#include "npu_target/common/TensorBinding.h"
 #include "npu_target/isa/Program.h"
 #include "npu_target/lower/LowerInput.h"
 #include "npu_target/sim/Simulator.h"
@@ -41,6 +42,13 @@ struct CompileRequest {
     uint64_t max_cycles = sim::kDefaultMaxCycles;
     uint64_t max_trace_events = sim::kDefaultMaxTraceEvents; // events kept in RunReport::sim->trace
     std::string trace_file; // run(): stream the Chrome/Perfetto trace to this file as it runs ("" = none)
+    // run() on given data (docs/tensors.md): tensors bound to the pipeline's inputs and outputs by name,
+    // else by position (npu_target/common/TensorBinding.h); element types and shapes must match.
+    std::vector<GivenTensor> given_inputs;     // instead of random inputs (empty = random, from the seed)
+    std::vector<GivenTensor> expected_outputs; // compared with the NPU's outputs (the CPU's when npu = false)
+    double expect_rtol = 1e-3;                 // |got - want| <= expect_atol + expect_rtol * |want|:
+    double expect_atol = 1e-7;                 //   the ONNX backend test runner's defaults
+    bool keep_outputs = false;                 // fill RunReport::outputs
 };
 
 struct PassTime {
@@ -110,6 +118,13 @@ struct RunReport {
     std::optional<sim::SimReport> sim;          // the whole simulation report (trace events when requested,
                                                 // up to CompileRequest::max_trace_events)
     std::vector<isa::Provenance> provenance;    // the program's provenance table (TraceEvent::prov indexes it)
+    // ---- given data (CompileRequest::given_inputs, expected_outputs, keep_outputs) ----
+    bool inputs_given = false;                  // the inputs were CompileRequest::given_inputs, not random
+    bool expected_checked = false;              // expected outputs were compared
+    bool expected_verified = false;             // ... and every one matched
+    double expected_max_abs_error = 0;
+    std::string expected_comparison;            // per output: the rule, the result, the largest error and where
+    std::vector<Tensor> outputs;                // the NPU's outputs (the CPU's when npu = false), when keep_outputs
 };
 
 /** Compiles `req` for the NPU, runs the program on the simulator and the
@@ -119,7 +134,9 @@ struct RunReport {
  * relative, fp16/bf16 outputs within 1e-3 + 1e-3 relative. `verified` is that
  * comparison; the scheduled pipeline is also run on the CPU
  * (cpu_schedule_verified). With req.npu = false only the CPU runs. A user
- * error gives verified=false and an Error diagnostic. */
+ * error gives verified=false and an Error diagnostic. With req.given_inputs
+ * those tensors replace the random ones; with req.expected_outputs the NPU's
+ * outputs are also compared with them (expected_verified). */
 RunReport run(const CompileRequest &req, uint64_t seed, bool want_trace = false);
 
 /** The stable run-report JSON (issue 4): one object, keys in a fixed order. */

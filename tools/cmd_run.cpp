@@ -1,11 +1,13 @@
 // tessel run: compile for the NPU, simulate, run the unscheduled reference on
-// the CPU (Halide JIT) on the same random inputs, compare, and print / write the
-// run report (the stable JSON other tools read) with cycles, the physical limit
-// and the efficiency.
+// the CPU (Halide JIT) on the same random inputs (or the given ones, --inputs),
+// compare (and with --expect, compare the NPU's outputs with the expected ones),
+// and print / write the run report (the stable JSON other tools read) with
+// cycles, the physical limit and the efficiency.
 #include "tools/Commands.h"
 
 #include "tools/CompileArgs.h"
 #include "tools/SimArgs.h"
+#include "tools/TensorArgs.h"
 #include "database/Canonical.h"
 #include "database/ScheduleStore.h"
 #include "npu_target/arch/ArchSpec.h"
@@ -41,6 +43,7 @@ struct RunOptions {
     uint64_t max_instructions = sim::kDefaultMaxInstructions;
     uint64_t max_cycles = sim::kDefaultMaxCycles;
     uint64_t max_trace_events = sim::kDefaultMaxTraceEvents;
+    TensorArgs tensors; // --inputs, --expect, --rtol, --atol, --save-outputs (docs/tensors.md)
 };
 
 // Records a run in the schedule database (`tessel run --save`).
@@ -130,6 +133,7 @@ Command add_run_command(CLI::App &root, GlobalOptions &) {
     c.app->add_option("--report-json", o->report_json, "write the run report (JSON) to this file");
     c.app->add_option("--trace", o->trace, "stream the simulator trace (Chrome/Perfetto JSON) to this file as it runs");
     add_budget_options(c.app, o->max_instructions, o->max_cycles, o->max_trace_events);
+    add_tensor_options(c.app, o->tensors, true);
     c.app->add_flag("--save", o->save, "record the schedule and its result in the schedule database");
     c.app->add_option("--db", o->db, "the database file for --save (default: $TESSEL_DB or the XDG data directory)");
     c.app->add_option("--note", o->note, "a note stored with the schedule (--save)");
@@ -141,6 +145,11 @@ Command add_run_command(CLI::App &root, GlobalOptions &) {
         req.max_cycles = o->max_cycles;
         req.max_trace_events = o->max_trace_events;
         req.trace_file = o->trace;
+        req.given_inputs = load_tensor_args(o->tensors.inputs, graph::TensorRole::Input);
+        req.expected_outputs = load_tensor_args(o->tensors.expect, graph::TensorRole::Output);
+        req.expect_rtol = o->tensors.rtol;
+        req.expect_atol = o->tensors.atol;
+        req.keep_outputs = !o->tensors.save_dir.empty();
         RunReport rep = run(req, o->seed);
         print_diagnostics(rep.diagnostics);
         if (!o->report_json.empty()) {
@@ -160,8 +169,13 @@ Command add_run_command(CLI::App &root, GlobalOptions &) {
         std::cout << "tessel run: " << rep.generator << " (" << format_params(rep.params) << ") on " << rep.arch
                   << ", schedule " << rep.schedule_hash << "\n"
                   << "  compile: " << rep.compile_ms << " ms\n"
-                  << "  check against Halide's CPU result (seed " << rep.seed
+                  << "  check against Halide's CPU result ("
+                  << (rep.inputs_given ? std::string("given inputs") : "seed " + std::to_string(rep.seed))
                   << "): " << (rep.verified ? "PASS" : "FAIL") << " (" << rep.comparison << ")\n";
+        if (rep.expected_checked) {
+            std::cout << "  check against the expected outputs: " << (rep.expected_verified ? "PASS" : "FAIL") << " ("
+                      << rep.expected_comparison << ")\n";
+        }
         if (rep.cycles) {
             std::cout << "  cycles: " << *rep.cycles << "   physical limit: " << *rep.t_phys_cycles
                       << " (bound by " << *rep.binding_resource << ")   efficiency: " << *rep.efficiency << "\n"
@@ -170,8 +184,9 @@ Command add_run_command(CLI::App &root, GlobalOptions &) {
         if (!o->trace.empty() && rep.sim) {
             std::cout << "trace: " << o->trace << " (" << rep.sim->trace_recorded << " events; open in ui.perfetto.dev)\n";
         }
+        save_outputs(rep.outputs, o->tensors);
         check_stdout("tessel run");
-        return rep.verified ? 0 : 1;
+        return rep.verified && (!rep.expected_checked || rep.expected_verified) ? 0 : 1;
     };
     return c;
 }

@@ -1,6 +1,7 @@
 // tessel sim: runs an NPU program (a .tsl binary, or assembly text) on the
-// simulator with random or zero inputs and prints the summary: total cycles,
-// busy % per pipe, bytes and achieved B/cycle per engine edge.
+// simulator with random, zero or given inputs (tensor files, docs/tensors.md)
+// and prints the summary: total cycles, busy % per pipe, bytes and achieved
+// B/cycle per engine edge; with --expect it compares the outputs.
 #include "tools/Commands.h"
 
 #include "npu_target/arch/ArchSpec.h"
@@ -10,6 +11,7 @@
 #include "npu_target/isa/Binary.h"
 #include "npu_target/sim/Simulator.h"
 #include "tools/SimArgs.h"
+#include "tools/TensorArgs.h"
 
 #include <fstream>
 #include <iostream>
@@ -25,7 +27,8 @@ struct SimCliOptions {
     std::string program;
     std::string arch = "ascend-like";
     std::string trace;
-    std::string inputs = "random";
+    std::vector<std::string> inputs; // empty or "random", "zeros", else tensor files
+    TensorArgs tensors;
     uint64_t seed = 1;
     uint64_t max_instructions = sim::kDefaultMaxInstructions;
     uint64_t max_cycles = sim::kDefaultMaxCycles;
@@ -47,13 +50,35 @@ isa::Program load_program(const std::string &path, const ArchSpec &arch) {
 int run_sim(const SimCliOptions &o) {
     ArchSpec arch = load_arch(o.arch);
     isa::Program prog = load_program(o.program, arch);
+    const std::string mode = o.inputs.empty() ? "random" : o.inputs[0];
+    const bool files = mode != "random" && mode != "zeros";
+    for (const std::string &in : o.inputs) {
+        if (o.inputs.size() > 1 && (in == "random" || in == "zeros")) {
+            user_error("--inputs ", in, " cannot be combined with other --inputs (tensor files)");
+        }
+    }
+    // The program's arguments as binding slots: its inputs, its outputs.
+    std::vector<TensorSlot> in_slots, out_slots;
+    for (const auto &a : prog.args) {
+        (a.is_output ? out_slots : in_slots).push_back({a.name, a.dtype, a.shape});
+    }
+    const std::string owner = "program '" + prog.kernel_name + "'";
+    std::vector<Tensor> given;
+    if (files) {
+        given = bind_inputs(load_tensor_args(o.inputs, graph::TensorRole::Input), in_slots, owner);
+    }
+    std::vector<std::optional<GivenTensor>> expected =
+        bind_tensors(load_tensor_args(o.tensors.expect, graph::TensorRole::Output), out_slots, "output", owner);
     std::vector<Tensor> args;
     std::mt19937_64 rng(o.seed);
+    size_t next_input = 0;
     for (const auto &a : prog.args) {
         Tensor t(a.name, a.dtype, a.shape);
         if (a.is_output) {
             poison(t);
-        } else if (o.inputs == "random") {
+        } else if (files) {
+            t = given[next_input++];
+        } else if (mode == "random") {
             fill_random(t, rng);
         }
         args.push_back(std::move(t));
@@ -80,8 +105,25 @@ int run_sim(const SimCliOptions &o) {
     if (!o.trace.empty()) {
         std::cout << "trace: " << o.trace << " (" << r.trace_recorded << " events; open in ui.perfetto.dev)\n";
     }
+    std::vector<Tensor> outputs;
+    for (const Tensor &t : args) {
+        for (const auto &s : out_slots) {
+            if (s.name == t.name) {
+                outputs.push_back(t);
+            }
+        }
+    }
+    bool ok = true;
+    for (size_t i = 0; i < outputs.size(); i++) {
+        if (expected[i]) {
+            ExpectedComparison c = compare_expected(outputs[i], *expected[i], o.tensors.rtol, o.tensors.atol);
+            ok = ok && c.ok;
+            std::cout << "check against the expected output: " << (c.ok ? "PASS" : "FAIL") << " (" << c.message << ")\n";
+        }
+    }
+    save_outputs(outputs, o.tensors);
     check_stdout("tessel sim");
-    return 0;
+    return ok ? 0 : 1;
 }
 
 } // namespace
@@ -93,9 +135,10 @@ Command add_sim_command(CLI::App &root, GlobalOptions &) {
     c.app->add_option("program", o->program, "program file (.tsl binary or .s assembly)")->required();
     c.app->add_option("--arch", o->arch, "arch preset name or JSON file")->capture_default_str();
     c.app->add_option("--trace", o->trace, "stream a Chrome/Perfetto trace JSON here as the simulation runs");
-    c.app->add_option("--inputs", o->inputs, "input arguments: random or zeros")
-        ->check(CLI::IsMember({"random", "zeros"}))
-        ->capture_default_str();
+    c.app->add_option("--inputs", o->inputs,
+                      "input arguments: random (the default), zeros, or tensor files: a .pb/.npy file, a directory "
+                      "(input_K.pb), NAME=FILE (repeatable; docs/tensors.md)");
+    add_tensor_options(c.app, o->tensors, false);
     c.app->add_option("--seed", o->seed, "random seed for the inputs")->capture_default_str();
     add_budget_options(c.app, o->max_instructions, o->max_cycles, o->max_trace_events);
     c.app->add_flag("--no-race-check", o->no_race_check, "do not report unsynchronised cross-pipe accesses");

@@ -3,6 +3,7 @@
 #include "npu_target/common/Error.h"
 
 #include <cmath>
+#include <iomanip>
 #include <sstream>
 
 namespace tessel {
@@ -145,8 +146,9 @@ ExpectedComparison compare_expected(const Tensor &got, const GivenTensor &want, 
            << " * |want|";
     }
     if (c.worst >= 0) {
-        os << "; largest error " << c.max_abs_error << " at " << coordinates_text(got.shape, c.worst) << " (got "
-           << got.get(c.worst) << ", want " << want.tensor.get(c.worst) << ")";
+        // 9 significant digits: a float's value exactly, so that got and want differ where they do.
+        os << std::setprecision(9) << "; largest error " << c.max_abs_error << " at " << coordinates_text(got.shape, c.worst)
+           << " (got " << got.get(c.worst) << ", want " << want.tensor.get(c.worst) << ")";
     } else {
         os << "; every element equal";
     }
