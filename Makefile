@@ -13,7 +13,8 @@ CMAKE_ARGS ?=
 PACKAGES := build-essential cmake ccache libhalide14-0-dev nlohmann-json3-dev \
             libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev \
             qt6-base-dev qt6-charts-dev qt6-svg-dev xvfb libopenblas-dev \
-            postgresql-15 libpq-dev
+            postgresql-15 libpq-dev \
+            libonnx-dev libprotobuf-dev libonnx-testdata python3-onnx
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
