@@ -1,5 +1,5 @@
 # One corpus file through the release CLI, as ctest -L fuzz runs it:
-#   cmake -DTESSEL=bin/tessel -DKIND=schedule|arch|binary|asm -DINPUT=file
+#   cmake -DTESSEL=bin/tessel -DKIND=schedule|arch|binary|asm|tensor -DINPUT=file
 #         -DSOURCE_DIR=repo -DWORK_DIR=scratch -DTIMEOUT=seconds -P ReplayCase.cmake
 # Every command must end within TIMEOUT seconds with exit 0, exit 2 (a usage
 # error), or exit 1 with a message on stderr that is not an internal error.
@@ -66,6 +66,13 @@ elseif(KIND STREQUAL "asm")
   if(rc STREQUAL "0")
     run(rc ${TESSEL} disasm ${out})
   endif()
+elseif(KIND STREQUAL "tensor")
+  # A .pb or .npy file (by its extension) as the input x and as the expected output y
+  # of a 16 KiB copy: the readers and the binding, without a compile.
+  set(copy tests/npu_target/programs/copy_16k.s)
+  run(rc ${TESSEL} sim ${copy} --inputs x=${INPUT})
+  run(rc ${TESSEL} sim ${copy} --inputs zeros --expect y=${INPUT})
+  run(rc ${TESSEL} sim ${copy} --inputs ${INPUT})
 else()
   message(FATAL_ERROR "ReplayCase.cmake: unknown KIND '${KIND}'")
 endif()

@@ -16,7 +16,7 @@ if [ $# -lt 3 ]; then
 fi
 harness_dir=$1; seconds=$2; findings=$3; shift 3
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(schedule arch binary asm)
+[ ${#targets[@]} -gt 0 ] || targets=(schedule arch binary asm tensor)
 src=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$findings"
 summary=$findings/summary.md

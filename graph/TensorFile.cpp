@@ -79,22 +79,30 @@ int64_t checked_element_count(const std::vector<int64_t> &dims, int elem_size, c
     if (static_cast<int>(dims.size()) > kMaxTensorRank) {
         user_error(origin, ": ", dims.size(), " dimensions; at most ", kMaxTensorRank, " are supported");
     }
+    // The product of the nonzero dims must fit too (times elem_size): then every
+    // partial product, in any order (Tensor::elements() goes innermost first), does.
+    // A zero-sized tensor with dims 0x2^40x2^40 is refused with the rest.
     const int64_t max = std::numeric_limits<int64_t>::max() / elem_size;
-    int64_t n = 1;
+    int64_t nonzero = 1;
+    bool empty = false;
     for (size_t i = 0; i < dims.size(); i++) {
         if (dims[i] < 0) {
             user_error(origin, ": dimension ", i, " is ", dims[i], "; dimensions must be >= 0");
         }
-        if (dims[i] != 0 && n > max / dims[i]) {
+        if (dims[i] == 0) {
+            empty = true;
+            continue;
+        }
+        if (nonzero > max / dims[i]) {
             std::ostringstream os;
             for (size_t k = 0; k < dims.size(); k++) {
                 os << (k ? "x" : "") << dims[k];
             }
             user_error(origin, ": dims ", os.str(), " hold more elements than a 64-bit size can count");
         }
-        n *= dims[i];
+        nonzero *= dims[i];
     }
-    return n;
+    return empty ? 0 : nonzero;
 }
 
 std::optional<TensorFormat> tensor_format_of(const std::string &path) {

@@ -184,6 +184,9 @@ Command add_run_command(CLI::App &root, GlobalOptions &) {
         if (!o->trace.empty() && rep.sim) {
             std::cout << "trace: " << o->trace << " (" << rep.sim->trace_recorded << " events; open in ui.perfetto.dev)\n";
         }
+        if (rep.expected_checked && !rep.expected_verified) { // exit 1 says why on stderr too
+            std::cerr << "tessel run: the NPU's outputs do not match --expect: " << rep.expected_comparison << "\n";
+        }
         save_outputs(rep.outputs, o->tensors);
         check_stdout("tessel run");
         return rep.verified && (!rep.expected_checked || rep.expected_verified) ? 0 : 1;

@@ -119,6 +119,9 @@ int run_sim(const SimCliOptions &o) {
             ExpectedComparison c = compare_expected(outputs[i], *expected[i], o.tensors.rtol, o.tensors.atol);
             ok = ok && c.ok;
             std::cout << "check against the expected output: " << (c.ok ? "PASS" : "FAIL") << " (" << c.message << ")\n";
+            if (!c.ok) { // exit 1 says why on stderr too, as every failure does
+                std::cerr << "tessel sim: the output does not match --expect: " << c.message << "\n";
+            }
         }
     }
     save_outputs(outputs, o.tensors);

@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -185,6 +186,32 @@ TEST(TensorProtoFields, TypedFieldsAreRead) {
     EXPECT_EQ(tensor_from_proto(b, "b.pb").data, (std::vector<uint8_t>{1, 0}));
 }
 
+// ---- files NumPy wrote (numpy 1.24 np.save, kept as fuzz seeds) ----
+
+TEST(NumPyFiles, WhatNumPyWroteReads) {
+    const char *root = std::getenv("TESSEL_SOURCE_DIR");
+    const std::string dir = std::string(root ? root : ".") + "/fuzz/corpus/tensor/";
+    FileTensor f = read_tensor_file(dir + "seed-float32-2x3.npy"); // np.arange(6, dtype=float32).reshape(2, 3)
+    EXPECT_EQ(f.type, ElemType::Float32);
+    EXPECT_EQ(f.dims, (std::vector<int64_t>{2, 3}));
+    Tensor t = to_tensor(f, "x", "x");
+    for (int i = 0; i < 6; i++) {
+        EXPECT_EQ(t.get(i), i);
+    }
+    FileTensor s = read_tensor_file(dir + "seed-int64-scalar.npy"); // np.int64(-7)
+    EXPECT_TRUE(s.dims.empty());
+    int64_t v;
+    std::memcpy(&v, s.data.data(), 8);
+    EXPECT_EQ(v, -7);
+    FileTensor v2 = read_tensor_file(dir + "seed-v2-header.npy"); // format version 2.0, uint16[4]
+    EXPECT_EQ(v2.type, ElemType::UInt16);
+    EXPECT_EQ(v2.dims, (std::vector<int64_t>{4}));
+    EXPECT_EQ(read_tensor_file(dir + "seed-bool.npy").data, (std::vector<uint8_t>{1, 0, 1}));
+    EXPECT_EQ(read_tensor_file(dir + "seed-uint8-empty.npy").dims, (std::vector<int64_t>{0}));
+    EXPECT_EQ(error_of([&] { read_tensor_file(dir + "seed-big-endian.npy"); }),
+              dir + "seed-big-endian.npy: unsupported .npy dtype '>i4': big-endian; Tessel reads little-endian arrays ('<')");
+}
+
 // ---- real files from the ONNX backend test suite (Debian's libonnx-testdata) ----
 
 TEST(OnnxTestData, AddInputsAndOutputAgree) {
@@ -310,6 +337,10 @@ TEST(TensorFileErrors, NegativeAndOverflowingDims) {
               "neg.pb: dimension 1 is -3; dimensions must be >= 0");
     EXPECT_EQ(error_of([&] { parse_pb_tensor(proto_bytes(float_proto({1ll << 32, 1ll << 30}, 0)), "big.pb"); }),
               "big.pb: dims 4294967296x1073741824 hold more elements than a 64-bit size can count");
+    // A zero dimension does not excuse the others (fuzz_tensor found the product overflowing
+    // in Tensor::elements(), which multiplies innermost first).
+    EXPECT_EQ(error_of([&] { parse_pb_tensor(proto_bytes(float_proto({0, 1ll << 32, 1ll << 32}, 0)), "zero.pb"); }),
+              "zero.pb: dims 0x4294967296x4294967296 hold more elements than a 64-bit size can count");
     std::vector<int64_t> many(33, 1);
     EXPECT_EQ(error_of([&] { parse_pb_tensor(proto_bytes(float_proto(many, 4)), "rank.pb"); }),
               "rank.pb: 33 dimensions; at most 32 are supported");
