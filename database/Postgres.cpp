@@ -11,8 +11,9 @@ namespace tessel::db {
 
 namespace {
 
-/** libpq's message as one line: the first non-empty line, without its severity
- * prefix ("FATAL:  ", "ERROR:  ") and surrounding whitespace. */
+/** libpq's message as one line: the first non-empty line, without severity
+ * prefixes ("FATAL:  ", "ERROR:  ", also after libpq's own "...failed: ") and
+ * surrounding whitespace. */
 std::string one_line(const char *msg) {
     std::string s = msg ? msg : "";
     size_t b = 0;
@@ -23,8 +24,8 @@ std::string one_line(const char *msg) {
         if (first != std::string::npos) {
             line = line.substr(first);
             for (const char *prefix : {"FATAL:  ", "ERROR:  "}) {
-                if (line.rfind(prefix, 0) == 0) {
-                    line = line.substr(std::strlen(prefix));
+                for (size_t p; (p = line.find(prefix)) != std::string::npos;) {
+                    line.erase(p, std::strlen(prefix));
                 }
             }
             return line.substr(0, line.find_last_not_of(" \t\r") + 1);

@@ -61,7 +61,7 @@ std::string PgCluster::missing_reason() {
     return "";
 }
 
-std::unique_ptr<PgCluster> PgCluster::start(const std::string &dir, bool owned) {
+std::unique_ptr<PgCluster> PgCluster::start(const std::string &dir, bool owned, bool durable) {
     stop_and_remove(dir);
     fs::create_directories(dir);
     fs::permissions(dir, fs::perms::owner_all);
@@ -73,7 +73,7 @@ std::unique_ptr<PgCluster> PgCluster::start(const std::string &dir, bool owned) 
     }
     run_server_tool("initdb -D " + dir + "/data -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 --no-sync",
                     dir + "/initdb.log");
-    std::unique_ptr<PgCluster> c(new PgCluster(dir, owned));
+    std::unique_ptr<PgCluster> c(new PgCluster(dir, owned, durable));
     c->start_server();
     return c;
 }
@@ -112,12 +112,9 @@ PgCluster::~PgCluster() {
 void PgCluster::stop_server() { run_server_tool("pg_ctl -D " + dir_ + "/data -m immediate -w stop", dir_ + "/stop.log"); }
 
 void PgCluster::start_server() {
-    // fsync off: a throwaway cluster need not survive an OS crash (a killed
-    // client or an immediate server stop still loses nothing committed).
+    const std::string fast = durable_ ? "" : " -c fsync=off -c full_page_writes=off";
     run_server_tool("pg_ctl -D " + dir_ + "/data -l " + dir_ + "/server.log -w -t 60 -o \"-k " + dir_ + " -p " +
-                        std::to_string(kPort) +
-                        " -c listen_addresses='' -c fsync=off -c full_page_writes=off\" "
-                        "start",
+                        std::to_string(kPort) + " -c listen_addresses=''" + fast + "\" start",
                     dir_ + "/pg_ctl.log");
 }
 

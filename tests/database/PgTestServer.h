@@ -28,8 +28,10 @@ public:
     static std::string missing_reason();
 
     /** Creates and starts a cluster in `dir` (removed first if it exists);
-     * `owned`: stopped and deleted when the PgCluster is destroyed. */
-    static std::unique_ptr<PgCluster> start(const std::string &dir, bool owned = true);
+     * `owned`: stopped and deleted when the PgCluster is destroyed. Unless
+     * `durable`, the server runs with fsync off (a throwaway cluster need not
+     * survive an OS crash; a killed client or server loses nothing committed). */
+    static std::unique_ptr<PgCluster> start(const std::string &dir, bool owned = true, bool durable = false);
     /** A cluster already running in `dir` (one this process does not own), or nullptr. */
     static std::unique_ptr<PgCluster> attach(const std::string &dir);
     /** Stops the cluster in `dir` (if running) and deletes the directory. */
@@ -49,9 +51,11 @@ public:
     const std::string &dir() const { return dir_; }
 
 private:
-    PgCluster(std::string dir, bool owned) : dir_(std::move(dir)), owned_(owned) {}
+    PgCluster(std::string dir, bool owned, bool durable = false)
+        : dir_(std::move(dir)), owned_(owned), durable_(durable) {}
     std::string dir_;
     bool owned_;
+    bool durable_;
 };
 
 /** The cluster shared by this process (see above), or nullptr with `why`
