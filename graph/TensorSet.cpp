@@ -60,8 +60,13 @@ std::vector<GivenTensor> read_tensor_set(const std::string &path, TensorRole rol
         user_error("cannot read the tensor directory '", path, "': ", ec.message());
     }
     if (files.empty()) {
+        // An ONNX backend test's own directory holds model.onnx and test_data_set_N/: say so.
+        std::string hint;
+        if (fs::is_directory(fs::path(path) / "test_data_set_0", ec)) {
+            hint = " (its test_data_set_0/ holds an ONNX test's tensors: pass that directory)";
+        }
         user_error(path, ": no tensor files (.pb or .npy", role == TensorRole::Input ? ", other than output_K" : ", other than input_K",
-                   ") in this directory");
+                   ") in this directory", hint);
     }
     std::sort(files.begin(), files.end());
     std::vector<GivenTensor> out;

@@ -152,4 +152,8 @@ TEST(TensorSetErrors, EmptyDirectory) {
     std::string d = temp_dir("empty");
     EXPECT_EQ(error_of([&] { read_tensor_set(d, TensorRole::Input); }),
               d + ": no tensor files (.pb or .npy, other than output_K) in this directory");
+    std::filesystem::create_directories(d + "/test_data_set_0");
+    EXPECT_EQ(error_of([&] { read_tensor_set(d, TensorRole::Output); }),
+              d + ": no tensor files (.pb or .npy, other than input_K) in this directory (its test_data_set_0/ holds an "
+                  "ONNX test's tensors: pass that directory)");
 }
