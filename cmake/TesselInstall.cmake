@@ -1,11 +1,22 @@
-# Installation: `cmake --install build --prefix P` gives P/bin/tessel,
-# P/include/tessel/tessel_runtime.h, P/lib/libtessel_{runtime,sim,npu_target}.a,
+# Installation: `cmake --install build --prefix P` gives P/bin/tessel (and tessel-ide
+# when it is built), P/include/tessel/tessel_runtime.h, the generator SDK's headers
+# (P/include/tessel/{dsl,npu_target/common}/...), P/lib/libtessel_{runtime,sim,npu_target}.a,
 # P/share/tessel/presets/*.json and P/lib/cmake/Tessel (find_package(Tessel),
-# tessel_add_kernel_library). docs/export.md.
+# tessel_add_kernel_library, tessel_add_generator_library). docs/export.md, docs/generators.md.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 install(TARGETS tessel RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(TARGET tessel-ide)
+  install(TARGETS tessel-ide RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+# The generator SDK: what a generator source includes (dsl/Generator.h and what it
+# includes). A user's library links Halide and takes the rest from the program that
+# loads it (tools/CMakeLists.txt, ENABLE_EXPORTS).
+foreach(h dsl/Generator.h dsl/GeneratorInfo.h npu_target/common/DType.h npu_target/common/Error.h)
+  get_filename_component(d "${h}" DIRECTORY)
+  install(FILES ${PROJECT_SOURCE_DIR}/${h} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tessel/${d})
+endforeach()
 install(TARGETS tessel_runtime tessel_sim tessel_npu_target ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/npu_target/runtime/tessel_runtime.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tessel)
@@ -21,4 +32,5 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/TesselConfigVersion.cmake
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/TesselConfig.cmake ${PROJECT_BINARY_DIR}/TesselConfigVersion.cmake
               ${PROJECT_SOURCE_DIR}/cmake/TesselKernelLibrary.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/TesselGeneratorLibrary.cmake
         DESTINATION ${_tessel_cmake_dir})

@@ -1,7 +1,12 @@
-# tessel_add_kernel_library(NAME MANIFEST kernels.json [DB file] [SEED n] [HOST_TARGET t])
+# tessel_add_kernel_library(NAME MANIFEST kernels.json [DB file] [SEED n] [HOST_TARGET t]
+#                           [GENERATORS lib ...])
 # tessel_add_kernel_library(NAME GENERATOR gen [KERNEL kname] [PARAMS "K=V,..."]
 #                           [SCHEDULE file.json|best] [ARCH preset|file] [DB file] [SEED n]
-#                           [HOST_TARGET halide-target])
+#                           [HOST_TARGET halide-target] [GENERATORS lib ...])
+#
+# GENERATORS: users' generator libraries the kernels come from, each a target made
+# by tessel_add_generator_library() (built first) or a path to a .so; `tessel export`
+# loads them (--generators).
 #
 # Runs `tessel export` at build time (like Halide's add_halide_library) and
 # gives a static library target NAME: link it and include "NAME.h". The kernel
@@ -15,7 +20,7 @@
 # sets both to Tessel::tessel and Tessel::runtime. TESSEL_RUNTIME_INCLUDE_DIR
 # (optional) is where tessel_runtime.h is when the runtime target does not say.
 function(tessel_add_kernel_library NAME)
-  cmake_parse_arguments(ARG "" "MANIFEST;GENERATOR;KERNEL;PARAMS;SCHEDULE;ARCH;DB;SEED;HOST_TARGET" "" ${ARGN})
+  cmake_parse_arguments(ARG "" "MANIFEST;GENERATOR;KERNEL;PARAMS;SCHEDULE;ARCH;DB;SEED;HOST_TARGET" "GENERATORS" ${ARGN})
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "tessel_add_kernel_library(${NAME}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif()
@@ -84,9 +89,20 @@ function(tessel_add_kernel_library NAME)
   if(ARG_HOST_TARGET)
     list(APPEND extra --host-target "${ARG_HOST_TARGET}")
   endif()
+  set(gens "")
+  foreach(g ${ARG_GENERATORS})
+    if(TARGET ${g})
+      list(APPEND gens --generators "$<TARGET_FILE:${g}>")
+      list(APPEND deps ${g})
+    else()
+      get_filename_component(g "${g}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+      list(APPEND gens --generators "${g}")
+      list(APPEND deps "${g}")
+    endif()
+  endforeach()
   set(outputs "${out}/lib${NAME}.a" "${out}/${NAME}.h" "${out}/manifest.json")
   add_custom_command(OUTPUT ${outputs}
-    COMMAND ${TESSEL_EXECUTABLE} export --manifest "${manifest}" -o "${out}" --name ${NAME} --quiet ${extra}
+    COMMAND ${TESSEL_EXECUTABLE} ${gens} export --manifest "${manifest}" -o "${out}" --name ${NAME} --quiet ${extra}
     DEPENDS "${manifest}" ${deps} ${TESSEL_EXECUTABLE}
     COMMENT "tessel export: kernel library ${NAME}"
     VERBATIM)

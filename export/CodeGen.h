@@ -22,7 +22,8 @@ struct ExportedKernel {
     std::string name;
     std::string generator;
     ParamMap params;                 // resolved
-    std::string arch;                // as given (preset or file)
+    std::string arch;                // a preset name, or the canonical JSON of an arch file (never its path:
+                                     // the library must not depend on where the build machine kept it)
     std::string arch_name, arch_hash;
     std::string schedule_source;     // "default", "best (database FILE, result #N)" or the file path
     std::string schedule_hash;

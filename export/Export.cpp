@@ -8,6 +8,7 @@
 #include "npu_target/common/Error.h"
 #include "npu_target/isa/Binary.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
@@ -132,7 +133,6 @@ ExportedKernel export_kernel(const KernelEntry &k, const ExportOptions &opt, con
     ExportedKernel out;
     out.name = k.name;
     out.generator = k.generator;
-    out.arch = k.arch;
     CompileRequest req;
     try {
         GeneratorInfo info = find_generator(k.generator);
@@ -140,6 +140,10 @@ ExportedKernel export_kernel(const KernelEntry &k, const ExportOptions &opt, con
         ArchSpec arch = load_arch(k.arch);
         out.arch_name = arch.name;
         out.arch_hash = arch.hash();
+        // A preset is named; an arch file is embedded as its canonical JSON (tessel_device_open
+        // takes either), so the library works wherever the file was or goes.
+        const auto presets = arch_presets();
+        out.arch = std::find(presets.begin(), presets.end(), k.arch) != presets.end() ? k.arch : arch.to_json(-1);
         req.generator = k.generator;
         req.params = out.params;
         req.arch = k.arch;
@@ -218,7 +222,7 @@ nlohmann::ordered_json manifest_json(const ExportResult &res) {
         e["name"] = k.name;
         e["generator"] = k.generator;
         e["params"] = k.params;
-        e["arch"] = k.arch;
+        e["arch"] = k.arch.rfind('{', 0) == 0 ? nlohmann::ordered_json::parse(k.arch) : nlohmann::ordered_json(k.arch);
         e["arch_name"] = k.arch_name;
         e["arch_hash"] = k.arch_hash;
         e["schedule_hash"] = k.schedule_hash;

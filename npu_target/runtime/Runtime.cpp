@@ -101,7 +101,12 @@ int tessel_device_open(const char *preset_or_arch_file, tessel_device **out) {
     *out = nullptr;
     return guarded(TESSEL_ERROR_ARCH, [&]() {
         auto dev = std::make_unique<tessel_device>();
-        dev->arch = tessel::load_arch(preset_or_arch_file);
+        const char *c = preset_or_arch_file;
+        while (*c == ' ' || *c == '\n' || *c == '\t' || *c == '\r') {
+            ++c;
+        }
+        dev->arch = *c == '{' ? tessel::parse_arch(c, "tessel_device_open (arch JSON text)")
+                              : tessel::load_arch(preset_or_arch_file);
         *out = dev.release();
         return static_cast<int>(TESSEL_OK);
     });

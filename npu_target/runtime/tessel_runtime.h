@@ -30,7 +30,9 @@ typedef struct tessel_device tessel_device;
 typedef struct tessel_buffer tessel_buffer;
 typedef struct tessel_program tessel_program;
 
-/** Opens a device: a preset name ("ascend-like") or a path to an arch JSON file. */
+/** Opens a device: a preset name ("ascend-like"), a path to an arch JSON file, or
+ * the arch's JSON text itself (text starting with '{': what NAME_arch() of a kernel
+ * exported for an arch file returns). */
 int tessel_device_open(const char *preset_or_arch_file, tessel_device **out);
 /** Closes a device; buffers and programs must have been freed (NULL is ignored). */
 void tessel_device_close(tessel_device *dev);
