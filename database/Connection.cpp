@@ -35,17 +35,41 @@ int64_t Connection::query_int(const std::string &sql) {
     return s.get_int(0);
 }
 
-Transaction::Transaction(Connection &c, Kind kind) : conn_(c) { conn_.begin(kind == Kind::Write); }
+Transaction::Transaction(Connection &c, Kind kind) : conn_(c) {
+    if (conn_.tx_depth_ == 0) {
+        conn_.begin(kind == Kind::Write);
+        conn_.rollback_only_ = false;
+    }
+    conn_.tx_depth_++;
+}
 
 Transaction::~Transaction() {
-    if (!done_) {
+    if (done_) {
+        return;
+    }
+    if (--conn_.tx_depth_ == 0) {
         conn_.rollback();
+    } else {
+        conn_.rollback_only_ = true;
     }
 }
 
 void Transaction::commit() {
-    conn_.commit();
     done_ = true;
+    if (--conn_.tx_depth_ > 0) {
+        return;
+    }
+    if (conn_.rollback_only_) {
+        conn_.rollback();
+        throw DatabaseError("database " + conn_.path() +
+                            ": a step of the transaction failed; the whole transaction was rolled back");
+    }
+    try {
+        conn_.commit();
+    } catch (...) {
+        conn_.rollback();
+        throw;
+    }
 }
 
 } // namespace tessel::db

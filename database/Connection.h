@@ -130,9 +130,18 @@ public:
 protected:
     explicit Connection(std::string path) : path_(std::move(path)) {}
     std::string path_;
+
+private:
+    friend class Transaction;
+    int tx_depth_ = 0;           // Transactions open on this connection
+    bool rollback_only_ = false; // an inner Transaction ended without commit
 };
 
-/** BEGIN ... COMMIT; rolls back in the destructor unless committed. */
+/** BEGIN ... COMMIT; rolls back in the destructor unless committed. A
+ * Transaction opened while another is open on the connection joins it: its
+ * commit() does nothing and the outer one commits; an inner one that ends
+ * without commit() dooms the outer one (its commit() rolls back and throws),
+ * so a caught error inside cannot leave half of the outer work committed. */
 class Transaction {
 public:
     enum class Kind { Write, Read };

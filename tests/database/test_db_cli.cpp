@@ -267,10 +267,10 @@ TEST_F(DbCliPostgres, ErrorBadUrlServerDownNewerSchema) {
     Result m = tessel_cli("db merge " + q(down) + " --db " + sqlite);
     EXPECT_EQ(m.code, 1);
     EXPECT_TRUE(has(m.err, "cannot connect to the PostgreSQL server of " + down)) << m.err;
-    cluster->admin_exec("UPDATE tessel_schema SET version = 3", url.substr(14, url.find('?') - 14));
+    cluster->admin_exec("UPDATE tessel_schema SET version = 9", url.substr(14, url.find('?') - 14));
     Result n = tessel_cli("db list --db " + q(url));
     EXPECT_EQ(n.code, 1);
-    EXPECT_EQ(n.err, "tessel: error: " + url + " has schema version 3; this tessel understands up to 2: upgrade tessel\n");
+    EXPECT_EQ(n.err, "tessel: error: " + url + " has schema version 9; this tessel understands up to 3: upgrade tessel\n");
 }
 
 TEST_F(DbCli, BadUsageIsTwo) {

@@ -76,7 +76,7 @@ TEST(Schema, MigratesV1FixtureWithData) {
         ASSERT_FALSE(has_column(c, "results", "l2_hit_bytes"));
     }
     ScheduleStore store = ScheduleStore::open((dir / "old.db").string());
-    EXPECT_EQ(schema_version(store.connection()), 2);
+    EXPECT_EQ(schema_version(store.connection()), kSchemaVersion);
     EXPECT_TRUE(has_column(store.connection(), "results", "l2_hit_bytes"));
     EXPECT_EQ(store.connection().query_int(
                   "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'results_compare'"),
@@ -84,13 +84,23 @@ TEST(Schema, MigratesV1FixtureWithData) {
     expect_v1_records_migrated(store);
 }
 
-TEST(Schema, FixtureMatchesStepOne) {
-    // The fixture's tables are exactly what step 1 creates today (a changed
-    // shipped step would otherwise go unnoticed).
-    SqliteConnection fresh(":memory:", SqliteConnection::Mode::ReadWriteCreate);
-    migrate(fresh, 1);
-    SqliteConnection old(":memory:", SqliteConnection::Mode::ReadWriteCreate);
-    old.exec(fixture("schema_v1.sql"));
+TEST(Schema, MigratesV2FixtureWithData) {
+    auto dir = fresh_dir("migrate_v2");
+    load_dump(dir / "old.db", fixture("schema_v2.sql"));
+    ScheduleStore store = ScheduleStore::open((dir / "old.db").string());
+    EXPECT_EQ(schema_version(store.connection()), 3);
+    EXPECT_EQ(store.connection().query_int("SELECT count(*) FROM tune_tasks"), 0) << "v3's queue tables exist";
+    EXPECT_EQ(store.connection().query_int("SELECT count(*) FROM tune_campaigns"), 0);
+    ASSERT_EQ(store.results().size(), 4u);
+    EXPECT_EQ(store.results().at(3).l2_hit_bytes, 65536);
+    auto best = store.best("gemm", R"({"K":"256","M":"256","N":"256","dtype":"fp16"})", "0123456789abcdef");
+    ASSERT_TRUE(best);
+    EXPECT_EQ(best->simulated_cycles, 48000);
+}
+
+TEST(Schema, FixturesMatchTheirSteps) {
+    // Each fixture's tables are exactly what the steps up to its version create
+    // today (a changed shipped step would otherwise go unnoticed).
     auto schema_of = [](Connection &c) {
         std::string out;
         Statement s = c.prepare("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name");
@@ -99,7 +109,14 @@ TEST(Schema, FixtureMatchesStepOne) {
         }
         return out;
     };
-    EXPECT_EQ(schema_of(fresh), schema_of(old));
+    for (int v : {1, 2}) {
+        SqliteConnection fresh(":memory:", SqliteConnection::Mode::ReadWriteCreate);
+        migrate(fresh, v);
+        SqliteConnection old(":memory:", SqliteConnection::Mode::ReadWriteCreate);
+        old.exec(fixture("schema_v" + std::to_string(v) + ".sql"));
+        EXPECT_EQ(schema_of(fresh), schema_of(old)) << "schema_v" << v << ".sql";
+        EXPECT_EQ(schema_version(old), v);
+    }
 }
 
 TEST(Schema, FailedMigrationRollsBackEverything) {
@@ -128,7 +145,7 @@ TEST(Schema, ErrorNewerVersionRefused) {
     }
     std::string before = read_bytes(path);
     EXPECT_EQ(open_error(path),
-              path.string() + " has schema version 7; this tessel understands up to 2: upgrade tessel");
+              path.string() + " has schema version 7; this tessel understands up to 3: upgrade tessel");
     EXPECT_EQ(read_bytes(path), before);
 }
 
@@ -254,7 +271,7 @@ TEST_F(SchemaPostgres, MigratesV1WithData) {
         ASSERT_FALSE(pg_has_column(c, "results", "l2_hit_bytes"));
     }
     ScheduleStore store = ScheduleStore::open(url);
-    EXPECT_EQ(schema_version(store.connection()), 2);
+    EXPECT_EQ(schema_version(store.connection()), kSchemaVersion);
     EXPECT_TRUE(pg_has_column(store.connection(), "results", "l2_hit_bytes"));
     EXPECT_EQ(store.connection().query_int("SELECT count(*) FROM pg_indexes WHERE indexname = 'results_compare'"), 1);
     expect_v1_records_migrated(store);
