@@ -234,6 +234,36 @@ TEST_P(StoreTest, FindTargetByNameOrHashAndErrors) {
     }
 }
 
+TEST_P(StoreTest, InnerTransactionJoinsTheOuterOne) {
+    {
+        Transaction outer(store->connection());
+        store->record_run(make_run(1, 100)); // record_run's own transaction joins
+        outer.commit();
+    }
+    EXPECT_EQ(store->results().size(), 1u);
+    try {
+        Transaction outer(store->connection());
+        store->record_run(make_run(2, 200));
+        try {
+            Transaction inner(store->connection());
+            store->upsert_generator({0, "conv", "c0"});
+            throw DatabaseError("a step failed");
+        } catch (const DatabaseError &) {
+            // swallowed inside the outer transaction: the outer one is doomed anyway
+        }
+        outer.commit();
+        FAIL() << "the doomed outer transaction committed";
+    } catch (const DatabaseError &e) {
+        EXPECT_NE(std::string(e.what()).find(": a step of the transaction failed; the whole transaction was rolled back"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_EQ(store->results().size(), 1u) << "nothing of the doomed transaction was written";
+    EXPECT_EQ(store->generators().size(), 1u);
+    store->record_run(make_run(3, 300)); // the connection is usable again
+    EXPECT_EQ(store->results().size(), 2u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values("sqlite", "postgres"),
                          [](const ::testing::TestParamInfo<std::string> &i) { return i.param; });
 
