@@ -408,6 +408,14 @@ std::vector<ResultRecord> ScheduleStore::results() {
     return query_results("ORDER BY r.id ASC", [](Statement &) {});
 }
 
+std::optional<ResultRecord> ScheduleStore::result(int64_t id) {
+    auto rows = query_results("WHERE r.id = ?", [&](Statement &s) { s.bind(1, id); });
+    if (rows.empty()) {
+        return std::nullopt;
+    }
+    return rows.front();
+}
+
 std::optional<ScheduleRecord> ScheduleStore::schedule_by_hash(const std::string &hash) {
     Statement s = conn_->prepare(std::string(kScheduleSelect) + "WHERE hash = ?");
     s.bind(1, hash);

@@ -168,6 +168,7 @@ public:
     std::vector<ScheduleRecord> schedules();
     /** All results, by id. */
     std::vector<ResultRecord> results();
+    std::optional<ResultRecord> result(int64_t id);
     std::optional<ScheduleRecord> schedule_by_hash(const std::string &hash);
     /** Resolves an arch name or hash to a stored target; throws DatabaseError
      * naming the stored targets when none (or several names) match. */

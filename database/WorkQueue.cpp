@@ -147,6 +147,33 @@ CampaignStatus WorkQueue::status(int64_t campaign_id) {
     return st;
 }
 
+std::vector<CampaignSummary> WorkQueue::campaigns(const std::string &name) {
+    std::vector<CampaignSummary> out;
+    {
+        Statement s = store_.connection().prepare(
+            "SELECT id, name FROM tune_campaigns WHERE ? = '' OR name = ? ORDER BY id ASC");
+        s.bind(1, name).bind(2, name);
+        while (s.step()) {
+            CampaignSummary c;
+            c.id = s.get_int(0);
+            c.name = s.get_text(1);
+            out.push_back(std::move(c));
+        }
+    }
+    for (auto &c : out) {
+        c.status = status(c.id);
+        Statement b = store_.connection().prepare(
+            "SELECT r.id FROM tune_tasks k JOIN results r ON r.id = k.result_id WHERE k.campaign_id = ? "
+            "AND r.verified = 1 AND r.simulated_cycles IS NOT NULL "
+            "ORDER BY r.simulated_cycles ASC, r.created DESC, r.id DESC LIMIT 1");
+        b.bind(1, c.id);
+        if (b.step()) {
+            c.best = store_.result(b.get_int(0));
+        }
+    }
+    return out;
+}
+
 std::vector<TaskRecord> WorkQueue::tasks(int64_t campaign_id) {
     Statement s = store_.connection().prepare(std::string("SELECT ") + kTaskColumns +
                                               " FROM tune_tasks t JOIN tune_campaigns c ON c.id = t.campaign_id "

@@ -39,6 +39,14 @@ struct CampaignStatus {
     int64_t queued = 0, running = 0, done = 0, failed = 0;
 };
 
+/** A campaign with its progress and its fastest verified result so far. */
+struct CampaignSummary {
+    int64_t id = 0;
+    std::string name;
+    CampaignStatus status;
+    std::optional<ResultRecord> best; // over the results of its done tasks
+};
+
 class WorkQueue {
 public:
     explicit WorkQueue(ScheduleStore &store) : store_(store) {}
@@ -61,6 +69,8 @@ public:
     bool fail(const TaskRecord &claimed, const std::string &error);
 
     CampaignStatus status(int64_t campaign_id);
+    /** Every campaign by id (or the one named `name`), with progress and best so far. */
+    std::vector<CampaignSummary> campaigns(const std::string &name = "");
     /** Every task of the campaign, by id. */
     std::vector<TaskRecord> tasks(int64_t campaign_id);
     /** The database's clock in ms since the epoch (leases are on it, not on a worker's). */

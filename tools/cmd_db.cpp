@@ -1,5 +1,6 @@
-// tessel db list | show | best | history | compare | export | import | merge | verify:
-// the schedule database from the command line (database/ScheduleStore.h).
+// tessel db list | show | best | history | compare | export | import | merge | verify |
+// campaign status: the schedule database from the command line (database/ScheduleStore.h,
+// database/WorkQueue.h), a SQLite file or a postgresql:// URL.
 #include "tools/Commands.h"
 
 #include "npu_target/common/InputFile.h"
@@ -7,6 +8,7 @@
 #include "database/Canonical.h"
 #include "database/Interchange.h"
 #include "database/ScheduleStore.h"
+#include "database/WorkQueue.h"
 #include "dsl/GeneratorInfo.h"
 #include "npu_target/common/Error.h"
 
@@ -37,6 +39,7 @@ struct DbOptions {
     std::string arch;       // --arch NAME_OR_HASH
     int64_t id = 0, id_b = 0;
     std::string file;
+    std::string campaign; // db campaign status [NAME]
     bool json = false;
 };
 
@@ -211,6 +214,30 @@ int run_verify(ScheduleStore &s, const DbOptions &o) {
     return failed ? 1 : 0;
 }
 
+int run_campaign_status(ScheduleStore &s, const DbOptions &o) {
+    WorkQueue q(s);
+    auto all = q.campaigns(o.campaign);
+    if (all.empty()) {
+        if (!o.campaign.empty()) {
+            user_error("db campaign status: no tuning campaign '", o.campaign, "' in ", s.path());
+        }
+        std::cout << "no tuning campaigns in " << s.path() << "\n";
+        return 0;
+    }
+    for (const auto &c : all) {
+        const CampaignStatus &st = c.status;
+        std::cout << "campaign #" << c.id << " " << c.name << ": " << st.queued + st.running + st.done + st.failed
+                  << " task(s): " << st.queued << " queued, " << st.running << " running, " << st.done << " done, "
+                  << st.failed << " failed\n";
+        if (c.best) {
+            std::cout << "  best so far: schedule " << c.best->schedule_hash << ", " << opt_text(c.best->simulated_cycles)
+                      << " cycles: " << c.best->generator << " (" << params_to_text(c.best->params_json) << ") on "
+                      << c.best->arch_name << " (" << c.best->arch_hash << ")\n";
+        }
+    }
+    return 0;
+}
+
 int run_db(const std::string &which, const DbOptions &o) {
     ScheduleStore s = ScheduleStore::open(o.db.empty() ? ScheduleStore::default_path() : o.db);
     if (which == "list") {
@@ -239,6 +266,9 @@ int run_db(const std::string &which, const DbOptions &o) {
         print_stats(("imported " + o.file).c_str(), import_json(s, text));
         return 0;
     }
+    if (which == "campaign") {
+        return run_campaign_status(s, o);
+    }
     if (which == "merge") {
         print_stats(("merged " + o.file).c_str(), merge_database(s, o.file));
         return 0;
@@ -253,11 +283,13 @@ void set_db_verifier(DbVerifier v) { verifier() = std::move(v); }
 Command add_db_command(CLI::App &root, GlobalOptions &) {
     Command c;
     c.app = root.add_subcommand("db", "The schedule database: list, show, best, history, compare, export, import, "
-                                      "merge, verify (file: --db, else $TESSEL_DB, else "
-                                      "$XDG_DATA_HOME/tessel/tessel.db, else ~/.local/share/tessel/tessel.db)");
+                                      "merge, verify, campaign status (a file or a postgresql:// URL: --db, else "
+                                      "$TESSEL_DB, else $XDG_DATA_HOME/tessel/tessel.db, else "
+                                      "~/.local/share/tessel/tessel.db)");
     c.app->require_subcommand(1);
     auto o = std::make_shared<DbOptions>();
-    c.app->add_option("--db", o->db, "the database file (default: $TESSEL_DB or the XDG data directory)");
+    c.app->add_option("--db", o->db, "the database: a file or a postgresql:// URL (default: $TESSEL_DB or the XDG "
+                                     "data directory)");
     auto sub = [&](const char *name, const char *help) {
         CLI::App *a = c.app->add_subcommand(name, help);
         a->fallthrough(); // --db may follow the subcommand
@@ -284,9 +316,16 @@ Command add_db_command(CLI::App &root, GlobalOptions &) {
     sub("import", "Add the records of an interchange JSON file (deduplicated by hashes)")
         ->add_option("file", o->file, "input .json")
         ->required();
-    sub("merge", "Add every record of another tessel.db (read-only; deduplicated by hashes, results kept per target)")
+    sub("merge", "Add every record of another database, a file or a postgresql:// URL (read-only; deduplicated by "
+                 "hashes, results kept per target)")
         ->add_option("file", o->file, "the other database")
         ->required();
+    CLI::App *campaign = sub("campaign", "Tuning campaigns in the database's work queue");
+    campaign->require_subcommand(1);
+    CLI::App *status = campaign->add_subcommand("status", "Each campaign's tasks (queued, running, done, failed) "
+                                                          "and its best verified result so far");
+    status->fallthrough();
+    status->add_option("name", o->campaign, "only this campaign");
     sub("verify", "Re-run stored verified results and mark those that no longer verify")
         ->add_option("--arch", o->arch, "only results on this target");
     CLI::App *db_app = c.app;

@@ -5,6 +5,7 @@
 #include "PgTestServer.h"
 
 #include "database/Interchange.h"
+#include "database/WorkQueue.h"
 
 #include <cstdio>
 #include <regex>
@@ -271,6 +272,40 @@ TEST_F(DbCliPostgres, ErrorBadUrlServerDownNewerSchema) {
     Result n = tessel_cli("db list --db " + q(url));
     EXPECT_EQ(n.code, 1);
     EXPECT_EQ(n.err, "tessel: error: " + url + " has schema version 9; this tessel understands up to 3: upgrade tessel\n");
+}
+
+/** A campaign of three tasks: one done (500 cycles), one failed, one queued. */
+void fill_campaign(const std::string &db) {
+    ScheduleStore s = ScheduleStore::open(db);
+    WorkQueue q(s);
+    int64_t c = q.campaign("resnet18 x ascend");
+    for (const char *k : {"a", "b", "c"}) {
+        q.enqueue(c, k, "{}");
+    }
+    auto a = q.claim(c, "w1", 60000), b = q.claim(c, "w2", 60000);
+    q.complete(*a, make_run(7, 500));
+    q.fail(*b, "L1 overflow");
+}
+
+TEST_F(DbCliPostgres, CampaignStatusOnBothBackends) {
+    for (const std::string &where : {q(url), sqlite}) {
+        Result none = tessel_cli("db campaign status --db " + where);
+        EXPECT_EQ(none.code, 0) << none.err;
+        EXPECT_TRUE(has(none.out, "no tuning campaigns in ")) << none.out;
+    }
+    fill_campaign(url);
+    fill_campaign(sqlite);
+    for (const std::string &where : {q(url), sqlite}) {
+        Result r = tessel_cli("db campaign status --db " + where);
+        EXPECT_EQ(r.code, 0) << r.err;
+        EXPECT_TRUE(has(r.out, "campaign #1 resnet18 x ascend: 3 task(s): 1 queued, 0 running, 1 done, 1 failed\n"))
+            << r.out;
+        EXPECT_TRUE(has(r.out, "  best so far: schedule ")) << r.out;
+        EXPECT_TRUE(has(r.out, ", 500 cycles: gemm (K=256,M=256,N=256,dtype=fp16) on ascend-like (")) << r.out;
+        Result missing = tessel_cli("db campaign status nope --db " + where);
+        EXPECT_EQ(missing.code, 1);
+        EXPECT_TRUE(has(missing.err, "tessel: error: db campaign status: no tuning campaign 'nope' in ")) << missing.err;
+    }
 }
 
 TEST_F(DbCli, BadUsageIsTwo) {
