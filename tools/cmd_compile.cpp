@@ -7,6 +7,10 @@
 #include "npu_target/common/InputFile.h"
 
 #include "tools/CompileArgs.h"
+
+#include "dsl/PipelineInfo.h"
+#include "npu_target/arch/ArchSpec.h"
+#include "scheduler/AutoSchedule.h"
 #include "npu_target/common/Error.h"
 #include "npu_target/isa/Binary.h"
 
@@ -108,10 +112,21 @@ CompileRequest make_request(const std::string &generator, const std::string &par
     CompileRequest req;
     req.generator = generator;
     req.params = parse_params(params);
-    if (!schedule.empty()) {
+    req.arch = arch;
+    if (schedule == "auto") {
+        // The automatic NPU scheduler (docs/autoschedule.md): from the pipeline's structure and
+        // the arch alone. What it decided and what it left to the default goes to stderr.
+        AutoSchedule as = auto_schedule(describe_pipeline(generator, req.params), load_arch(arch));
+        for (const auto &n : as.notes) {
+            std::cerr << "tessel: auto: " << n << "\n";
+        }
+        for (const auto &w : as.warnings) {
+            std::cerr << "tessel: warning: auto: " << w << "\n";
+        }
+        req.schedule = as.spec;
+    } else if (!schedule.empty()) {
         req.schedule = load_schedule(schedule);
     }
-    req.arch = arch;
     return req;
 }
 
@@ -127,7 +142,7 @@ Command add_compile_command(CLI::App &root, GlobalOptions &) {
     c.app = root.add_subcommand("compile", "Apply a schedule to a generator and lower it; print what --emit names");
     c.app->add_option("-g,--generator", o->generator, "generator name (see `tessel list`)")->required();
     c.app->add_option("-p,--params", o->params, "generator parameters K=V[,K=V...]");
-    c.app->add_option("--schedule", o->schedule, "schedule JSON file (docs/schedule-format.md); none = Halide's default");
+    c.app->add_option("--schedule", o->schedule, "schedule JSON file (docs/schedule-format.md), or `auto` (docs/autoschedule.md); none = Halide's default");
     c.app->add_option("--arch", o->arch, "arch preset (ascend-like, gemmini-like, auto-int8) or ArchSpec JSON file")
         ->capture_default_str();
     c.app->add_option("--emit", o->emit, "comma-separated: stmt, loopnest, cpp, json, npuir, asm, bin (needs -o), "

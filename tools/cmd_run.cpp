@@ -127,7 +127,7 @@ Command add_run_command(CLI::App &root, GlobalOptions &) {
     c.app = root.add_subcommand("run", "Compile for the NPU, simulate, verify against Halide's CPU result, report");
     c.app->add_option("-g,--generator", o->generator, "generator name (see `tessel list`)")->required();
     c.app->add_option("-p,--params", o->params, "generator parameters K=V[,K=V...]");
-    c.app->add_option("--schedule", o->schedule, "schedule JSON file (docs/schedule-format.md)");
+    c.app->add_option("--schedule", o->schedule, "schedule JSON file (docs/schedule-format.md), or `auto` (docs/autoschedule.md)");
     c.app->add_option("--arch", o->arch, "arch preset or ArchSpec JSON file")->capture_default_str();
     c.app->add_option("--seed", o->seed, "random seed for the inputs")->capture_default_str();
     c.app->add_option("--report-json", o->report_json, "write the run report (JSON) to this file");
@@ -150,6 +150,11 @@ Command add_run_command(CLI::App &root, GlobalOptions &) {
         req.expect_rtol = o->tensors.rtol;
         req.expect_atol = o->tensors.atol;
         req.keep_outputs = !o->tensors.save_dir.empty();
+        if (o->schedule.empty()) {
+            std::cerr << "tessel: note: no --schedule: " << o->generator
+                      << " runs with Halide's default placement, scalar code on the NPU's scalar unit (slow); "
+                         "--schedule auto derives an NPU schedule from the pipeline and the arch\n";
+        }
         RunReport rep = run(req, o->seed);
         print_diagnostics(rep.diagnostics);
         if (!o->report_json.empty()) {

@@ -55,8 +55,8 @@ public:
     void generate() {
         Var i("i");
         Func v("v");
-        v(i) = max(cast<float>((*x_in)(i)) * 0.5f + 0.25f, 0.0f);
-        y(i) = cast(t, v(i));
+        v(i) = cast(t, max(cast<float>((*x_in)(i)) * 0.5f + 0.25f, 0.0f));
+        y(i) = v(i); // a copy: the DMA back to GM
         x_in->set_estimates({{0, N}});
         y.set_estimates({{0, N}});
     }

@@ -1,0 +1,514 @@
+// The automatic NPU scheduler (scheduler/AutoSchedule.h): a schedule from the
+// pipeline's structure and the ArchSpec, no measurement.
+#include "scheduler/AutoSchedule.h"
+
+#include "npu_target/common/Error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <sstream>
+
+namespace tessel {
+
+namespace {
+
+int64_t floor_pow2(int64_t v) {
+    int64_t p = 1;
+    while (p * 2 <= v) {
+        p *= 2;
+    }
+    return v < 1 ? 0 : p;
+}
+
+int64_t product(const std::vector<int64_t> &v, size_t from, size_t to) {
+    int64_t n = 1;
+    for (size_t i = from; i < to && i < v.size(); i++) {
+        n *= std::max<int64_t>(v[i], 1);
+    }
+    return n;
+}
+
+bool has_edge(const ArchSpec &a, const std::string &src, const std::string &dst) {
+    return a.engine_for(src, dst) != nullptr;
+}
+
+uint64_t level_size(const ArchSpec &a, const std::string &n) {
+    const MemoryLevel *l = a.find_level(n);
+    return l ? l->size_bytes : 0;
+}
+
+std::string gm_name(const ArchSpec &a) {
+    for (const auto &m : a.memories) {
+        if (m.off_chip) {
+            return m.name;
+        }
+    }
+    return "GM";
+}
+
+// The levels a tensor passes through from GM to `to` (not GM itself, `to` last), by the
+// engines' edges. `via_staging`: prefer a two-hop path through a level at least four times
+// the size of `to` (L1 before L0A: a chunk is loaded from GM once and fed to the operand
+// level from there), as the hand schedules do; otherwise the direct edge, else the shortest.
+std::vector<std::string> path_from_gm(const ArchSpec &a, const std::string &to, bool via_staging) {
+    const std::string gm = gm_name(a);
+    if (via_staging) {
+        std::string best;
+        for (const auto &m : a.memories) {
+            if (m.name != gm && m.name != to && has_edge(a, gm, m.name) && has_edge(a, m.name, to) &&
+                m.size_bytes >= 4 * level_size(a, to) && (best.empty() || m.size_bytes > level_size(a, best))) {
+                best = m.name;
+            }
+        }
+        if (!best.empty()) {
+            return {best, to};
+        }
+    }
+    if (has_edge(a, gm, to)) {
+        return {to};
+    }
+    // Breadth-first over the edges.
+    std::vector<std::pair<std::string, std::vector<std::string>>> frontier{{gm, {}}};
+    std::vector<std::string> seen{gm};
+    while (!frontier.empty()) {
+        std::vector<std::pair<std::string, std::vector<std::string>>> next;
+        for (const auto &[at, path] : frontier) {
+            for (const auto &e : a.engines) {
+                for (const auto &edge : e.edges) {
+                    if (edge.src != at || std::count(seen.begin(), seen.end(), edge.dst)) {
+                        continue;
+                    }
+                    auto p = path;
+                    p.push_back(edge.dst);
+                    if (edge.dst == to) {
+                        return p;
+                    }
+                    seen.push_back(edge.dst);
+                    next.emplace_back(edge.dst, p);
+                }
+            }
+        }
+        frontier = std::move(next);
+    }
+    return {};
+}
+
+Directive make(const std::string &id, DirectiveKind kind, const std::string &func) {
+    Directive d;
+    d.id = id;
+    d.kind = kind;
+    d.func = func;
+    return d;
+}
+
+Directive stage_dir(const std::string &id, const std::string &func, const std::string &level,
+                    const std::string &at_func, const std::string &at_loop, int buffers) {
+    Directive d = make(id, DirectiveKind::Stage, func);
+    d.level = level;
+    d.at_func = at_func;
+    d.at_loop = at_loop;
+    d.buffers = buffers;
+    return d;
+}
+
+// The output's pure definition is a plain copy of one Func (offsets 0): the stage the
+// schedule computes on chip, with the output a DMA back to GM.
+const LoadInfo *copy_source(const FuncInfo &out) {
+    if (out.pure.loads.size() != 1 || !out.updates.empty()) {
+        return nullptr;
+    }
+    const LoadInfo &l = out.pure.loads[0];
+    if (l.callee_is_input || l.index_var.size() != out.vars.size()) {
+        return nullptr;
+    }
+    for (size_t i = 0; i < l.index_var.size(); i++) {
+        if (l.index_var[i] != out.vars[i] || l.min_offset[i] != 0 || l.max_offset[i] != 0) {
+            return nullptr;
+        }
+    }
+    return &l;
+}
+
+struct MatrixMatch {
+    const FuncInfo *acc = nullptr;
+    const FuncInfo *out = nullptr;
+    std::string a, b, k; // the operand inputs (a indexed by the output's rows) and the reduction
+    DType dtype = DType::FP16;
+};
+
+// A Func whose one update is self + a * b over one reduction variable, a and b inputs, read
+// by an output: the matrix form's pattern (GEMM, a 1x1 convolution in matrix layout).
+std::optional<MatrixMatch> match_matrix(const PipelineInfo &p, const ArchSpec &arch, std::vector<std::string> &why) {
+    for (const auto &f : p.funcs) {
+        if (f.updates.size() != 1 || !f.updates[0].sum_of_products) {
+            continue;
+        }
+        const DefInfo &u = f.updates[0];
+        if (u.rvars.size() != 1 || f.vars.size() != 2) {
+            why.push_back("Func " + f.name + ": a sum of products over " + std::to_string(u.rvars.size()) +
+                          " reduction variables and " + std::to_string(f.vars.size()) +
+                          " dimensions; the matrix form takes one reduction variable and 2 dimensions");
+            continue;
+        }
+        const TensorInfo *ta = p.find_input(u.mul_a), *tb = p.find_input(u.mul_b);
+        if (!ta || !tb) {
+            why.push_back("Func " + f.name + ": its product reads " + u.mul_a + " and " + u.mul_b +
+                          "; the matrix form stages two inputs (a computed operand is not mapped yet)");
+            continue;
+        }
+        if (ta->dtype != tb->dtype || !arch.matrix.shapes.count(ta->dtype)) {
+            why.push_back("Func " + f.name + ": the matrix unit of " + arch.name + " does not take " +
+                          std::string(dtype_name(ta->dtype)) +
+                          (ta->dtype != tb->dtype ? std::string(" x ") + dtype_name(tb->dtype) : std::string()) +
+                          " operands");
+            continue;
+        }
+        MatrixMatch m;
+        m.acc = &f;
+        m.k = u.rvars[0];
+        // The operand indexed by the accumulator's row variable (vars[1]) is the matrix unit's A.
+        auto reads_row = [&](const std::string &in) {
+            for (const auto &l : u.loads) {
+                if (l.callee == in && std::count(l.index_var.begin(), l.index_var.end(), f.vars[1])) {
+                    return true;
+                }
+            }
+            return false;
+        };
+        m.a = reads_row(u.mul_a) ? u.mul_a : u.mul_b;
+        m.b = m.a == u.mul_a ? u.mul_b : u.mul_a;
+        m.dtype = ta->dtype;
+        for (const auto &o : p.funcs) {
+            if (o.is_output && std::count(f.consumers.begin(), f.consumers.end(), o.name)) {
+                m.out = &o;
+            }
+        }
+        if (!m.out || m.out->vars.size() != 2) {
+            why.push_back("Func " + f.name + ": no 2-D output reads it directly");
+            continue;
+        }
+        return m;
+    }
+    return std::nullopt;
+}
+
+bool matrix_form(const PipelineInfo &p, const ArchSpec &arch, const MatrixMatch &m, AutoSchedule &r) {
+    const FuncInfo &acc = *m.acc, &out = *m.out;
+    const TensorInfo *oshape = nullptr;
+    for (const auto &o : p.outputs) {
+        if (o.name == out.name) {
+            oshape = &o;
+        }
+    }
+    const int64_t N = oshape ? oshape->shape.at(0) : 0, M = oshape ? oshape->shape.at(1) : 0;
+    const int64_t K = acc.updates[0].rvar_extents[0];
+    if (N <= 0 || M <= 0 || K <= 0) {
+        r.warnings.push_back("Func " + acc.name + ": the product's extents are not all constant (" + out.name + " " +
+                             std::to_string(N) + " x " + std::to_string(M) + ", " + m.k + " " + std::to_string(K) +
+                             "); not mapped");
+        return false;
+    }
+    const MatrixShape sh = arch.matrix.shapes.at(m.dtype);
+    const int in_b = dtype_bytes(m.dtype);
+    const DType acc_t = arch.matrix.accumulators.count(m.dtype) ? arch.matrix.accumulators.at(m.dtype) : DType::FP32;
+    const int acc_b = dtype_bytes(acc_t);
+    const std::string la = arch.matrix.a_level, lb = arch.matrix.b_level, lc = arch.matrix.c_level;
+    const auto pa = path_from_gm(arch, la, true), pb = path_from_gm(arch, lb, true);
+    if (pa.empty() || pb.empty()) {
+        r.warnings.push_back("Func " + acc.name + ": no DMA path from GM to the matrix operand levels " + la + "/" + lb);
+        return false;
+    }
+    // Candidates: multiples of the fractal by powers of two that divide the extent.
+    auto sizes = [](int64_t unit, int64_t extent) {
+        std::vector<int64_t> v;
+        for (int64_t s = std::max<int64_t>(unit, 1); s <= extent && s <= 4096; s *= 2) {
+            if (extent % s == 0) {
+                v.push_back(s);
+            }
+        }
+        if (v.empty()) {
+            v.push_back(extent);
+        }
+        return v;
+    };
+    const DmaEngine *in_engine = arch.engine_for(gm_name(arch), pa.front());
+    const double setup = in_engine ? in_engine->setup_cycles : 0;
+    const MemoryLevel *gm = arch.find_level(gm_name(arch));
+    const double gm_bw = arch.chip.gm_bytes_per_cycle > 0 ? arch.chip.gm_bytes_per_cycle
+                                                           : (gm ? gm->rd_bytes_per_cycle : 1);
+    const double macs = std::max<int64_t>(arch.matrix.macs_per_cycle(m.dtype), 1);
+    const int out_b = dtype_bytes(oshape->dtype);
+    double best = std::numeric_limits<double>::infinity();
+    int64_t bm = 0, bn = 0, bk = 0;
+    int bc = 1;
+    for (int64_t tm : sizes(sh.m0, M)) {
+        for (int64_t tn : sizes(sh.n0, N)) {
+            for (int64_t tk : sizes(sh.k0, K)) {
+                const uint64_t a_bytes = 2 * uint64_t(tm * tk * in_b), b_bytes = 2 * uint64_t(tk * tn * in_b);
+                bool fits = la == lb ? a_bytes + b_bytes <= level_size(arch, la)
+                                     : a_bytes <= level_size(arch, la) && b_bytes <= level_size(arch, lb);
+                for (size_t i = 0; i + 1 < pa.size(); i++) { // the staging levels before the operand ones
+                    fits = fits && a_bytes + (pb.size() > 1 && pb[0] == pa[i] ? b_bytes : 0) <= level_size(arch, pa[i]);
+                }
+                const int cbufs = uint64_t(2 * tm * tn * acc_b) <= level_size(arch, lc) ? 2 : 1;
+                fits = fits && uint64_t(cbufs * tm * tn * acc_b) <= level_size(arch, lc);
+                if (!fits) {
+                    continue;
+                }
+                const double traffic = double(in_b) * (double(M) * K * (N / tn) + double(K) * N * (M / tm)) +
+                                       double(out_b) * M * N;
+                const double steps = double(M / tm) * (N / tn) * (K / tk);
+                const double t = std::max(traffic / gm_bw, double(M) * N * K / macs) +
+                                 steps * (2 * setup + arch.matrix.fill_drain_cycles);
+                if (t < best * 0.999 || (t <= best * 1.001 && tm * tn > bm * bn)) {
+                    best = t;
+                    bm = tm;
+                    bn = tn;
+                    bk = tk;
+                    bc = cbufs;
+                }
+            }
+        }
+    }
+    if (!bm) {
+        r.warnings.push_back("Func " + acc.name + ": no tile of the " + std::to_string(sh.m0) + "x" +
+                             std::to_string(sh.k0) + "x" + std::to_string(sh.n0) +
+                             " fractal fits the operand levels double-buffered");
+        return false;
+    }
+    const std::string x = out.vars[0], y = out.vars[1];
+    Directive tile = make("tile_" + out.name, DirectiveKind::Tile, out.name);
+    tile.vars = {x, y, x + "o", y + "o", x + "i", y + "i"};
+    tile.factors = {bn, bm};
+    r.spec.directives.push_back(tile);
+    Directive at = make(acc.name + "_at", DirectiveKind::ComputeAt, acc.name);
+    at.at_func = out.name;
+    at.at_loop = x + "o";
+    r.spec.directives.push_back(at);
+    Directive ks = make("k_chunks", DirectiveKind::Split, acc.name);
+    ks.stage = 0;
+    ks.vars = {m.k, m.k + "o", m.k + "i"};
+    ks.factors = {bk};
+    r.spec.directives.push_back(ks);
+    Directive ro = make("k_outer", DirectiveKind::Reorder, acc.name);
+    ro.stage = 0;
+    ro.vars = acc.vars;
+    ro.vars.push_back(m.k + "i");
+    ro.vars.push_back(m.k + "o");
+    r.spec.directives.push_back(ro);
+    for (const auto &[in, path] : {std::pair{m.a, pa}, std::pair{m.b, pb}}) {
+        for (const auto &lvl : path) {
+            r.spec.directives.push_back(stage_dir("stage_" + in + "_" + lvl, in, lvl, acc.name, m.k + "o", 2));
+        }
+    }
+    Directive ai = make(acc.name + "_" + lc, DirectiveKind::AccumulateIn, acc.name);
+    ai.level = lc;
+    ai.buffers = bc;
+    r.spec.directives.push_back(ai);
+    Directive tz = make("mmad", DirectiveKind::Tensorize, acc.name);
+    tz.stage = 0;
+    tz.unit = "matrix";
+    r.spec.directives.push_back(tz);
+    std::ostringstream os;
+    os << "matrix form: " << acc.name << " = " << m.a << " x " << m.b << " (" << dtype_name(m.dtype) << ", " << M
+       << "x" << N << "x" << K << ") on the matrix unit; tiles " << bm << "x" << bn << " of " << out.name << ", "
+       << m.k << " in chunks of " << bk << "; " << m.a << " staged GM";
+    for (const auto &l : pa) {
+        os << " -> " << l;
+    }
+    os << ", " << m.b << " GM";
+    for (const auto &l : pb) {
+        os << " -> " << l;
+    }
+    os << " (2 buffers each), the accumulator in " << lc << " (" << bc << " buffer" << (bc > 1 ? "s" : "")
+       << "); estimate " << static_cast<int64_t>(best) << " cycles";
+    r.notes.push_back(os.str());
+    if (!copy_source(out)) {
+        r.warnings.push_back("Func " + out.name + ": computes from " + acc.name +
+                             " (not a plain copy): its arithmetic is left to the default placement");
+    }
+    for (const auto &f : p.funcs) {
+        if (&f != &acc && &f != &out) {
+            r.warnings.push_back("Func " + f.name + ": not part of the matrix form; left to the default placement");
+        }
+    }
+    r.form = "matrix";
+    return true;
+}
+
+bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r) {
+    const FuncInfo *out = nullptr;
+    for (const auto &f : p.funcs) {
+        if (f.is_output) {
+            out = &f;
+            break;
+        }
+    }
+    if (!out || p.outputs.empty()) {
+        r.warnings.push_back("the pipeline has no output Func");
+        return false;
+    }
+    const TensorInfo &oshape = p.outputs.front();
+    const std::string vlevel = arch.vector.level;
+    const auto path = path_from_gm(arch, vlevel, false);
+    if (vlevel.empty() || path.empty()) {
+        r.warnings.push_back("Func " + out->name + ": no DMA path from GM to the vector unit's level '" + vlevel + "'");
+        return false;
+    }
+    if (!copy_source(*out)) {
+        r.warnings.push_back("Func " + out->name + ": the output computes (it is not a plain copy of one stage), so "
+                             "its arithmetic runs as scalar code; define the output as a copy of the last stage");
+    }
+    const size_t rank = oshape.shape.size();
+    const std::string outer = out->vars.back();
+    const int64_t H = oshape.shape.back();
+    const int64_t row = product(oshape.shape, 0, rank - 1); // elements of one step of the outer dimension
+    // Inputs: double-buffered per band; an input of the output's rank is read per band
+    // (with its halo: the rows beyond the output's), any other one whole.
+    std::vector<std::pair<const TensorInfo *, int64_t>> ins; // input, halo rows (-1: whole input)
+    std::vector<std::string> read;
+    for (const auto &f : p.funcs) {
+        for (const DefInfo *d : [&] {
+                 std::vector<const DefInfo *> v{&f.pure};
+                 for (const auto &u : f.updates) {
+                     v.push_back(&u);
+                 }
+                 return v;
+             }()) {
+            for (const auto &l : d->loads) {
+                if (l.callee_is_input && !std::count(read.begin(), read.end(), l.callee)) {
+                    read.push_back(l.callee);
+                }
+            }
+        }
+    }
+    int64_t halo = 0;
+    for (const auto &name : read) {
+        const TensorInfo *t = p.find_input(name);
+        if (!t) {
+            continue;
+        }
+        const int64_t h = t->shape.size() == rank && rank > 1 ? t->shape.back() - H : -1;
+        ins.emplace_back(t, h < 0 && t->shape.size() == rank && rank > 1 ? 0 : h);
+        halo = std::max(halo, ins.back().second);
+    }
+    std::vector<const FuncInfo *> inter;
+    for (const auto &f : p.funcs) {
+        if (!f.is_output) {
+            inter.push_back(&f);
+        }
+    }
+    const uint64_t cap = level_size(arch, vlevel) * 9 / 10;
+    const MemoryLevel *vl = arch.find_level(vlevel);
+    const uint64_t align = vl ? std::max(vl->alignment, 1) : 32;
+    auto footprint = [&](int64_t R) {
+        uint64_t bytes = 0;
+        for (const auto &[t, h] : ins) {
+            const uint64_t n = rank == 1 ? uint64_t(R)
+                               : h < 0   ? uint64_t(product(t->shape, 0, t->shape.size()))
+                                         : uint64_t((R + h) * product(t->shape, 0, rank - 1));
+            bytes += 2 * (n * dtype_bytes(t->dtype) + align);
+        }
+        for (const FuncInfo *f : inter) {
+            const uint64_t n = rank == 1 ? uint64_t(R) : uint64_t((R + halo) * (row + 2 * halo));
+            bytes += n * std::max(f->bytes, 1) + align;
+        }
+        return bytes;
+    };
+    int64_t R = floor_pow2(H >= 4 ? H / 4 : H);
+    if (rank == 1) {
+        R = std::min<int64_t>(R, 16384);
+    }
+    while (R > 1 && footprint(R) > cap) {
+        R /= 2;
+    }
+    if (R < 1 || footprint(R) > cap) {
+        r.warnings.push_back("Func " + out->name + ": one step of its outermost dimension (" + outer + ", " +
+                             std::to_string(footprint(1)) + " bytes with its inputs double-buffered) does not fit " +
+                             vlevel + " (" + std::to_string(level_size(arch, vlevel)) + " bytes); not mapped");
+        return false;
+    }
+    Directive band = make("band_" + out->name, DirectiveKind::Split, out->name);
+    band.vars = {outer, outer + "o", outer + "i"};
+    band.factors = {R};
+    r.spec.directives.push_back(band);
+    for (const auto &[t, h] : ins) {
+        for (const auto &lvl : path) {
+            r.spec.directives.push_back(stage_dir("stage_" + t->name + (path.size() > 1 ? "_" + lvl : ""), t->name,
+                                                  lvl, out->name, outer + "o", 2));
+        }
+    }
+    std::ostringstream vec;
+    for (const FuncInfo *f : inter) {
+        Directive at = make(f->name + "_at", DirectiveKind::ComputeAt, f->name);
+        at.at_func = out->name;
+        at.at_loop = outer + "o";
+        r.spec.directives.push_back(at);
+    }
+    const int64_t inner_extent = rank == 1 ? R : oshape.shape[0];
+    for (const FuncInfo *f : inter) {
+        if (!f->updates.empty()) {
+            r.warnings.push_back("Func " + f->name + ": a reduction; the vector form computes it per band but does "
+                                 "not vectorise its update (it runs as scalar code)");
+        }
+        if (f->vars.empty()) {
+            continue;
+        }
+        const int64_t lanes_cap =
+            floor_pow2(int64_t(arch.vector.max_repeat) * arch.vector.bytes_per_repeat / std::max(f->bytes, 1));
+        const int64_t F = std::min<int64_t>({floor_pow2(inner_extent), lanes_cap, kMaxVectorizeFactor});
+        if (F < 2) {
+            continue;
+        }
+        Directive v = make(f->name + "_vec", DirectiveKind::Vectorize, f->name);
+        v.vars = {f->vars[0]};
+        v.factors = {F};
+        r.spec.directives.push_back(v);
+        vec << (vec.tellp() ? ", " : "") << f->name << " by " << F;
+    }
+    std::ostringstream os;
+    os << "vector form: bands of " << R << (rank == 1 ? " elements" : " steps") << " of " << out->name << "."
+       << outer << " (of " << H << "); ";
+    for (size_t i = 0; i < ins.size(); i++) {
+        os << (i ? ", " : "inputs ") << ins[i].first->name;
+    }
+    os << " staged GM";
+    for (const auto &l : path) {
+        os << " -> " << l;
+    }
+    os << " per band (2 buffers); " << inter.size() << " intermediate Func" << (inter.size() == 1 ? "" : "s")
+       << " computed per band";
+    if (vec.tellp()) {
+        os << ", vectorised: " << vec.str();
+    }
+    os << "; footprint " << footprint(R) << " of " << level_size(arch, vlevel) << " bytes of " << vlevel;
+    r.notes.push_back(os.str());
+    r.form = "vector";
+    return true;
+}
+
+} // namespace
+
+AutoSchedule auto_schedule(const PipelineInfo &p, const ArchSpec &arch) {
+    AutoSchedule r;
+    r.form = "none";
+    std::vector<std::string> why;
+    if (auto m = match_matrix(p, arch, why)) {
+        if (matrix_form(p, arch, *m, r)) {
+            return r;
+        }
+        r.spec.directives.clear();
+    }
+    for (auto &w : why) {
+        r.warnings.push_back(w + "; trying the vector form");
+    }
+    if (!vector_form(p, arch, r)) {
+        r.spec.directives.clear();
+        r.form = "none";
+    }
+    return r;
+}
+
+} // namespace tessel
