@@ -107,21 +107,22 @@ ScheduleSpec best_schedule(const KernelEntry &k, const ParamMap &params, const A
     }
     try {
         db::ScheduleStore store = db::ScheduleStore::open_copy(path);
+        const std::string &shown = store.path(); // a URL's password is not repeated in messages and the manifest
         const std::string params_json = db::params_to_json(params);
         auto best = store.best(k.generator, params_json, arch.hash());
         if (!best) {
-            user_error(where, ": no verified result in ", path, " for ", k.generator, " (", format_params(params),
+            user_error(where, ": no verified result in ", shown, " for ", k.generator, " (", format_params(params),
                        ") on ", arch.name, " (arch hash ", arch.hash(),
                        "); record one with `tessel run`/`tessel tune` or give a schedule file");
         }
         auto rec = store.schedule_by_hash(best->schedule_hash);
         if (!rec) {
-            user_error(where, ": result #", best->id, " names schedule ", best->schedule_hash, " that ", path,
+            user_error(where, ": result #", best->id, " names schedule ", best->schedule_hash, " that ", shown,
                        " does not hold");
         }
-        source = "best in " + path + ": result #" + std::to_string(best->id) + ", " +
+        source = "best in " + shown + ": result #" + std::to_string(best->id) + ", " +
                  std::to_string(best->simulated_cycles.value_or(0)) + " cycles";
-        return parse_schedule(rec->spec_json, path + " schedule " + rec->hash);
+        return parse_schedule(rec->spec_json, shown + " schedule " + rec->hash);
     } catch (const db::DatabaseError &e) {
         user_error(where, ": ", e.what());
     }

@@ -4,6 +4,7 @@
 // compares the best schedule with the hand schedule from samples/ when there is one.
 #include "tools/Commands.h"
 
+#include "database/Postgres.h"
 #include "database/ScheduleStore.h"
 #include "dsl/Compile.h"
 #include "npu_target/common/Error.h"
@@ -144,7 +145,7 @@ int run_tune(const TuneCliOptions &o) {
     std::printf("tessel tune: %s (%s) on %s, budget %.0f s, %d job%s, %s search%s%s\n", o.generator.c_str(),
                 o.params.c_str(), o.arch.c_str(), t.budget_s, t.jobs, t.jobs == 1 ? "" : "s",
                 o.random ? "random" : "model-seeded evolutionary", t.db_path.empty() ? "" : ", database ",
-                t.db_path.c_str());
+                (db::is_postgres_url(t.db_path) ? db::redact_postgres_url(t.db_path) : t.db_path).c_str());
     std::fflush(stdout);
     t.cancel = &g_interrupted;
     std::signal(SIGINT, on_sigint);
