@@ -2,6 +2,7 @@
 // pipeline's structure and the ArchSpec, no measurement.
 #include "scheduler/AutoSchedule.h"
 
+#include "dsl/Compile.h"
 #include "npu_target/common/Error.h"
 
 #include <algorithm>
@@ -338,7 +339,8 @@ bool matrix_form(const PipelineInfo &p, const ArchSpec &arch, const MatrixMatch 
     return true;
 }
 
-bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r) {
+// max_band / max_lanes: caps from a previous attempt whose buffers did not fit (0 = none).
+bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, int64_t max_band, int64_t max_lanes) {
     const FuncInfo *out = nullptr;
     for (const auto &f : p.funcs) {
         if (f.is_output) {
@@ -421,6 +423,9 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r) {
     if (rank == 1) {
         R = std::min<int64_t>(R, 16384);
     }
+    if (max_band > 0) {
+        R = std::min(R, max_band);
+    }
     while (R > 1 && footprint(R) > cap) {
         R /= 2;
     }
@@ -458,7 +463,10 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r) {
         }
         const int64_t lanes_cap =
             floor_pow2(int64_t(arch.vector.max_repeat) * arch.vector.bytes_per_repeat / std::max(f->bytes, 1));
-        const int64_t F = std::min<int64_t>({floor_pow2(inner_extent), lanes_cap, kMaxVectorizeFactor});
+        int64_t F = std::min<int64_t>({floor_pow2(inner_extent), lanes_cap, kMaxVectorizeFactor});
+        if (max_lanes > 0) {
+            F = std::min(F, max_lanes);
+        }
         if (F < 2) {
             continue;
         }
@@ -491,7 +499,41 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r) {
 
 } // namespace
 
-AutoSchedule auto_schedule(const PipelineInfo &p, const ArchSpec &arch) {
+namespace {
+
+// The band and lane counts of a vector-form schedule (its split and largest vectorize factor).
+std::pair<int64_t, int64_t> band_and_lanes(const ScheduleSpec &s) {
+    int64_t band = 0, lanes = 0;
+    for (const auto &d : s.directives) {
+        if (d.kind == DirectiveKind::Split && !d.factors.empty() && band == 0) {
+            band = d.factors[0];
+        }
+        if (d.kind == DirectiveKind::Vectorize && !d.factors.empty()) {
+            lanes = std::max(lanes, d.factors[0]);
+        }
+    }
+    return {band, lanes};
+}
+
+// The first error of compiling `spec` that says a buffer does not fit, or "".
+std::string does_not_fit(const PipelineInfo &p, const std::string &arch_ref, const ScheduleSpec &spec) {
+    CompileRequest req;
+    req.generator = p.generator;
+    req.params = p.params;
+    req.arch = arch_ref;
+    req.schedule = spec;
+    CompileResult c = compile(req);
+    for (const auto &d : c.diagnostics) {
+        if (d.severity == Diagnostic::Error && d.message.find("does not fit") != std::string::npos) {
+            return d.message;
+        }
+    }
+    return "";
+}
+
+} // namespace
+
+AutoSchedule auto_schedule(const PipelineInfo &p, const ArchSpec &arch, const std::string &arch_ref) {
     AutoSchedule r;
     r.form = "none";
     std::vector<std::string> why;
@@ -504,11 +546,35 @@ AutoSchedule auto_schedule(const PipelineInfo &p, const ArchSpec &arch) {
     for (auto &w : why) {
         r.warnings.push_back(w + "; trying the vector form");
     }
-    if (!vector_form(p, arch, r)) {
-        r.spec.directives.clear();
-        r.form = "none";
+    AutoSchedule base = r;
+    int64_t max_band = 0, max_lanes = 0;
+    for (int attempt = 0;; attempt++) {
+        r = base;
+        if (!vector_form(p, arch, r, max_band, max_lanes)) {
+            r.spec.directives.clear();
+            r.form = "none";
+            return r;
+        }
+        // The footprint above counts the Funcs' bands, not the temporaries of the vector
+        // code (a chain of fp32 operations keeps several lane-wide values): the backend's
+        // allocator has the last word. Halve the band, then the lanes, while it refuses.
+        const std::string refused = arch_ref.empty() || attempt >= 12 ? "" : does_not_fit(p, arch_ref, r.spec);
+        if (refused.empty()) {
+            return r;
+        }
+        auto [band, lanes] = band_and_lanes(r.spec);
+        if (band > 1 && (lanes <= 64 || band > lanes)) {
+            max_band = band / 2;
+        } else if (lanes > 1) {
+            max_lanes = lanes / 2;
+            max_band = band;
+        } else {
+            r.warnings.push_back("the vector form does not fit even at one step and one lane: " + refused);
+            return r;
+        }
+        base.notes.push_back("the backend refused bands of " + std::to_string(band) + " with " +
+                             std::to_string(lanes) + " lanes (" + refused.substr(0, 120) + "); trying smaller");
     }
-    return r;
 }
 
 } // namespace tessel

@@ -37,7 +37,10 @@ struct AutoSchedule {
     std::vector<std::string> notes;    // what was decided, one line each (tile sizes, levels, ...)
 };
 
-AutoSchedule auto_schedule(const PipelineInfo &p, const ArchSpec &arch);
+/** `arch_ref` (a preset name or an arch file, as CompileRequest::arch takes it): when given,
+ * a vector-form schedule is compiled (no simulation) and made smaller while the backend says
+ * a buffer does not fit; "" returns the first estimate unchecked. */
+AutoSchedule auto_schedule(const PipelineInfo &p, const ArchSpec &arch, const std::string &arch_ref = "");
 
 } // namespace tessel
 

@@ -12,6 +12,8 @@
 #include "dsl/HostBench.h"
 #include "npu_target/arch/ArchSpec.h"
 #include "npu_target/common/Error.h"
+#include "dsl/PipelineInfo.h"
+#include "scheduler/AutoSchedule.h"
 
 #include <cblas.h>
 
@@ -154,6 +156,7 @@ struct BenchOptions {
     std::string only;  // op substring filter
     uint64_t seed = 1;
     int host_size = 1024;
+    bool with_auto = false; // --auto: also run each case with --schedule auto, beside the hand schedule
 };
 
 std::string kcycles(double c) {
@@ -340,6 +343,40 @@ bool host_gemm_row(const BenchOptions &o) {
 
 namespace {
 
+// The `auto` columns: the same case with the automatic scheduler's schedule (no
+// measurement), the time to produce it, and auto / hand.
+std::string auto_columns(const BenchCase &b, const BenchOptions *o, const RunReport &hand) {
+    CompileRequest req;
+    req.generator = b.generator;
+    req.params = b.params;
+    req.arch = b.arch;
+    req.check_cpu_schedule = false;
+    double ms = 0;
+    std::string form = "none";
+    RunReport r;
+    try {
+        auto t0 = std::chrono::steady_clock::now();
+        AutoSchedule as = auto_schedule(describe_pipeline(b.generator, b.params), load_arch(b.arch), b.arch);
+        ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        form = as.form;
+        req.schedule = as.spec;
+        r = run(req, o->seed);
+    } catch (const UserError &e) {
+        r.diagnostics.push_back({Diagnostic::Error, e.what(), "", -1});
+    }
+    std::string error;
+    for (const auto &d : r.diagnostics) {
+        if (d.severity == Diagnostic::Error) {
+            error = d.message.substr(0, d.message.find('\n'));
+        }
+    }
+    char buf[512];
+    const double he = hand.efficiency.value_or(0), ae = r.efficiency.value_or(0);
+    std::snprintf(buf, sizeof buf, " %.3f | %s | %s | %s | %.0f |", ae, he > 0 && ae > 0 ? (std::to_string(ae / he).substr(0, 5)).c_str() : "-",
+                  r.verified ? "yes" : error.empty() ? "NO" : ("NO: " + error.substr(0, 80)).c_str(), form.c_str(), ms);
+    return buf;
+}
+
 bool run_case(const BenchCase &b, const BenchOptions *o) {
     CompileRequest req;
     req.generator = b.generator;
@@ -366,10 +403,11 @@ bool run_case(const BenchCase &b, const BenchOptions *o) {
     }
     const std::string dtype = b.params.count("dtype") ? b.params.at("dtype") : b.dtype.empty() ? "int8" : b.dtype;
     if (!o->all) {
-        std::printf("| %s | %s | %s | %s | %lld | %lld | %.3f | %s | %s | %.1f |\n", b.op.c_str(), dtype.c_str(),
+        std::printf("| %s | %s | %s | %s | %lld | %lld | %.3f | %s | %s | %.1f |%s\n", b.op.c_str(), dtype.c_str(),
                     b.shape.c_str(), b.arch.c_str(), static_cast<long long>(r.t_phys_cycles.value_or(0)),
                     static_cast<long long>(r.cycles.value_or(0)), r.efficiency.value_or(0),
-                    r.binding_resource.value_or("-").c_str(), r.verified ? "yes" : "NO", r.compile_ms);
+                    r.binding_resource.value_or("-").c_str(), r.verified ? "yes" : "NO", r.compile_ms,
+                    o->with_auto ? auto_columns(b, o, r).c_str() : "");
     } else {
         std::string goal = "-", why;
         if (b.goal > 0) {
@@ -388,12 +426,12 @@ bool run_case(const BenchCase &b, const BenchOptions *o) {
             }
             why = explain_shortfall(r, rl);
         }
-        std::printf("| %s | %s | %s | %s | %lld | %lld | %.3f | %s | %s | %s | %s |\n", b.op.c_str(),
+        std::printf("| %s | %s | %s | %s | %lld | %lld | %.3f | %s | %s | %s | %s |%s\n", b.op.c_str(),
                     dtype.c_str(), b.shape.c_str(), b.arch.c_str(),
                     static_cast<long long>(r.t_phys_cycles.value_or(0)),
                     static_cast<long long>(r.cycles.value_or(0)), r.efficiency.value_or(0),
                     r.binding_resource.value_or("-").c_str(), r.verified ? "yes" : "NO", goal.c_str(),
-                    why.c_str());
+                    why.c_str(), o->with_auto ? auto_columns(b, o, r).c_str() : "");
     }
     std::fflush(stdout);
     return r.verified;
@@ -413,14 +451,19 @@ Command add_bench_command(CLI::App &root, GlobalOptions &) {
     c.app->add_option("--only", o->only, "only cases whose op or generator contains this text");
     c.app->add_option("--host-size", o->host_size, "M = N = K of the host CPU GEMM (--all)")->capture_default_str();
     c.app->add_option("--seed", o->seed, "random seed for the inputs")->capture_default_str();
+    c.app->add_flag("--auto", o->with_auto,
+                    "also run each case with --schedule auto: its efficiency, auto / hand, verified, the form it "
+                    "took and the milliseconds it took to produce (docs/autoschedule.md)");
     c.run = [o] {
+        const char *auto_head = o->with_auto ? " auto efficiency | auto / hand | auto verified | auto form | auto ms |" : "";
+        const char *auto_rule = o->with_auto ? "---|---|---|---|---|" : "";
         if (o->all) {
             std::printf("| op | dtype | shape | preset | t_phys_cycles | cycles | efficiency | binding resource | verified | "
-                        "goal | why (from the simulator, where the goal is missed) |\n"
-                        "|---|---|---|---|---|---|---|---|---|---|---|\n");
+                        "goal | why (from the simulator, where the goal is missed) |%s\n"
+                        "|---|---|---|---|---|---|---|---|---|---|---|%s\n", auto_head, auto_rule);
         } else {
             std::printf("| op | dtype | shape | preset | t_phys_cycles | cycles | efficiency | binding resource | "
-                        "verified | compile ms |\n|---|---|---|---|---|---|---|---|---|---|\n");
+                        "verified | compile ms |%s\n|---|---|---|---|---|---|---|---|---|---|%s\n", auto_head, auto_rule);
         }
         std::fflush(stdout);
         bool all_ok = true;
