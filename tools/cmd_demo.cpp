@@ -1,15 +1,19 @@
 // tessel demo: Tessel's main job on its built-in defaults (what `make demo` runs):
 //  1. the GEMM sample through Halide on the host CPU, checked against a plain C++
 //     reference;
-//  2. the same GEMM compiled for the default NPU preset with a built-in hand
+//  2. the same GEMM compiled for the NPU (on ascend-like with a built-in hand
 //     schedule (A and B staged GM -> L1 -> L0A/L0B double-buffered, the
 //     accumulator in L0C double-buffered, the k-chunk product on the matrix
-//     unit), simulated, verified against Halide's CPU result, and reported:
-//     cycles, the physical limit, the efficiency and the binding resource.
+//     unit; on any other arch with the automatic scheduler's schedule),
+//     simulated, verified against Halide's CPU result, and reported: cycles, the
+//     physical limit, the efficiency and the binding resource.
 #include "tools/Commands.h"
 
 #include "dsl/Compile.h"
 #include "dsl/HalidePipeline.h"
+#include "dsl/PipelineInfo.h"
+#include "npu_target/arch/ArchSpec.h"
+#include "scheduler/AutoSchedule.h"
 #include "samples/gemm/GemmReference.h"
 #include "samples/gemm/GemmSchedules.h"
 
@@ -32,13 +36,20 @@ Command add_demo_command(CLI::App &root, GlobalOptions &) {
     Command c;
     c.app = root.add_subcommand("demo", "GEMM on the CPU vs a C++ reference, then compiled for the NPU, simulated, "
                                         "verified and reported");
-    c.app->add_option("-p,--params", opts->params, "GEMM parameters K=V,...")->capture_default_str();
-    c.app->add_option("--arch", opts->arch, "NPU preset (the built-in schedule is written for ascend-like)")
+    auto *popt = c.app->add_option("-p,--params", opts->params, "GEMM parameters K=V,...")->capture_default_str();
+    c.app->add_option("--arch", opts->arch,
+                      "NPU preset or arch file (ascend-like: the hand schedule; any other: --schedule auto)")
         ->capture_default_str();
     c.app->add_option("--seed", opts->seed, "random seed for the inputs")->capture_default_str();
-    c.run = [opts] {
+    c.run = [opts, popt] {
+        const bool params_given = popt->count() > 0;
         GeneratorInfo info = find_generator("gemm");
-        ParamMap params = resolve_params(info, parse_params(opts->params));
+        ParamMap given = parse_params(opts->params);
+        // A matrix unit without fp16 (gemmini-like) gets the demo in int8, unless -p says otherwise.
+        if (!params_given && !load_arch(opts->arch).matrix.shapes.count(DType::FP16)) {
+            given["dtype"] = "int8";
+        }
+        ParamMap params = resolve_params(info, given);
         std::cout << "Tessel demo: generator gemm (" << format_params(params) << ")\n";
 
         std::cout << "1. Halide on the host CPU against a plain C++ reference\n";
@@ -64,7 +75,20 @@ Command add_demo_command(CLI::App &root, GlobalOptions &) {
         req.generator = "gemm";
         req.params = params;
         req.arch = opts->arch;
-        req.schedule = gemm_ascend_tensorized(128, 128, 64); // = samples/gemm/schedules/tiled_staged.json
+        if (opts->arch == "ascend-like") {
+            req.schedule = gemm_ascend_tensorized(128, 128, 64); // = samples/gemm/schedules/tiled_staged.json
+            std::cout << "   schedule: the hand schedule samples/gemm/schedules/tiled_staged.json\n";
+        } else {
+            // Any other arch: the automatic scheduler derives the schedule from the arch (docs/autoschedule.md).
+            AutoSchedule as = auto_schedule(describe_pipeline("gemm", params), load_arch(opts->arch), opts->arch);
+            for (const auto &n : as.notes) {
+                std::cout << "   schedule: --schedule auto: " << n << "\n";
+            }
+            for (const auto &w : as.warnings) {
+                std::cout << "   warning: auto: " << w << "\n";
+            }
+            req.schedule = as.spec;
+        }
         RunReport rep = run(req, opts->seed);
         bool error = false;
         for (const auto &d : rep.diagnostics) {

@@ -148,3 +148,33 @@ TEST(Cli, HelpOnEachCommand) {
         EXPECT_NE(r.out.find("--arch"), std::string::npos) << cmd;
     }
 }
+
+// What a new user runs first works on every preset: the hand schedule on ascend-like, the
+// automatic scheduler's elsewhere (gemmini-like and auto-int8 used to fail with "level 'L1'
+// does not exist"), int8 where the matrix unit has no fp16.
+TEST(Cli, DemoRunsOnEveryPreset) {
+    for (const char *arch : {"ascend-like", "gemmini-like", "auto-int8"}) {
+        Result r = tessel_cli(std::string("demo --arch ") + arch);
+        EXPECT_EQ(r.code, 0) << arch << ": " << r.out << r.err;
+        EXPECT_NE(r.out.find("check: PASS"), std::string::npos) << arch << ": " << r.out;
+        EXPECT_NE(r.out.find(std::string(arch) == "ascend-like" ? "schedule: the hand schedule"
+                                                                 : "schedule: --schedule auto: matrix form"),
+                  std::string::npos)
+            << arch << ": " << r.out;
+    }
+    EXPECT_NE(tessel_cli("demo --arch gemmini-like").out.find("dtype=int8"), std::string::npos);
+}
+
+// --schedule auto on the command line: what it decided on stderr, the schedule with --emit json,
+// and a run without a schedule says it is scalar code and points at auto.
+TEST(Cli, ScheduleAutoPrintsItsDecisionsAndTheSchedule) {
+    Result r = tessel_cli("compile -g gemm -p M=128,N=128,K=128,dtype=int8 --arch gemmini-like --schedule auto --emit json");
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.err.find("tessel: auto: matrix form: acc = A x B (int8, 128x128x128)"), std::string::npos) << r.err;
+    EXPECT_NE(r.out.find("\"kind\": \"tensorize\""), std::string::npos) << r.out;
+    r = tessel_cli("run -g elementwise -p N=1024");
+    EXPECT_NE(r.err.find("tessel: note: no --schedule: elementwise runs with Halide's default placement"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("--schedule auto"), std::string::npos) << r.err;
+}
