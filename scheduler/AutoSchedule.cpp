@@ -239,10 +239,19 @@ bool matrix_form(const PipelineInfo &p, const ArchSpec &arch, const MatrixMatch 
     const MemoryLevel *gm = arch.find_level(gm_name(arch));
     const double gm_bw = arch.chip.gm_bytes_per_cycle > 0 ? arch.chip.gm_bytes_per_cycle
                                                            : (gm ? gm->rd_bytes_per_cycle : 1);
+    const double gm_wr_bw = gm && gm->wr_bytes_per_cycle > 0 ? gm->wr_bytes_per_cycle : gm_bw;
     const double macs = std::max<int64_t>(arch.matrix.macs_per_cycle(m.dtype), 1);
     const int out_b = dtype_bytes(oshape->dtype);
+    // With a staging level before the operand levels (L1 before L0A/L0B) the reduction is split
+    // twice: chunks of tk1 come from GM into the staging level, chunks of tk0 (a divisor) go from
+    // there to the operand levels, so that each GM transfer is large while the operand levels
+    // stay within their size.
+    const bool staged = pa.size() > 1 || pb.size() > 1;
+    const std::string sl = pa.size() > 1 ? pa[0] : pb.size() > 1 ? pb[0] : "";
+    const DmaEngine *feed = staged ? arch.engine_for(sl, pa.back()) : nullptr;
+    const double setup0 = feed ? feed->setup_cycles : 0;
     double best = std::numeric_limits<double>::infinity();
-    int64_t bm = 0, bn = 0, bk = 0;
+    int64_t bm = 0, bn = 0, bk = 0, bk1 = 0;
     int bc = 1;
     for (int64_t tm : sizes(sh.m0, M)) {
         for (int64_t tn : sizes(sh.n0, N)) {
@@ -250,25 +259,36 @@ bool matrix_form(const PipelineInfo &p, const ArchSpec &arch, const MatrixMatch 
                 const uint64_t a_bytes = 2 * uint64_t(tm * tk * in_b), b_bytes = 2 * uint64_t(tk * tn * in_b);
                 bool fits = la == lb ? a_bytes + b_bytes <= level_size(arch, la)
                                      : a_bytes <= level_size(arch, la) && b_bytes <= level_size(arch, lb);
-                for (size_t i = 0; i + 1 < pa.size(); i++) { // the staging levels before the operand ones
-                    fits = fits && a_bytes + (pb.size() > 1 && pb[0] == pa[i] ? b_bytes : 0) <= level_size(arch, pa[i]);
-                }
                 const int cbufs = uint64_t(2 * tm * tn * acc_b) <= level_size(arch, lc) ? 2 : 1;
                 fits = fits && uint64_t(cbufs * tm * tn * acc_b) <= level_size(arch, lc);
                 if (!fits) {
                     continue;
                 }
-                const double traffic = double(in_b) * (double(M) * K * (N / tn) + double(K) * N * (M / tm)) +
-                                       double(out_b) * M * N;
-                const double steps = double(M / tm) * (N / tn) * (K / tk);
-                const double t = std::max(traffic / gm_bw, double(M) * N * K / macs) +
-                                 steps * (2 * setup + arch.matrix.fill_drain_cycles);
-                if (t < best * 0.999 || (t <= best * 1.001 && tm * tn > bm * bn)) {
-                    best = t;
-                    bm = tm;
-                    bn = tn;
-                    bk = tk;
-                    bc = cbufs;
+                for (int64_t tk1 = tk; tk1 <= K; tk1 *= 2) {
+                    if (K % tk1 != 0 || (!staged && tk1 != tk)) {
+                        continue;
+                    }
+                    const uint64_t a1 = 2 * uint64_t(tm * tk1 * in_b), b1 = 2 * uint64_t(tk1 * tn * in_b);
+                    if (staged && (pa.size() > 1 ? a1 : 0) + (pb.size() > 1 && pb[0] == sl ? b1 : 0) > level_size(arch, sl)) {
+                        break;
+                    }
+                    const double traffic = double(in_b) * (double(M) * K * (N / tn) + double(K) * N * (M / tm)) +
+                                           double(out_b) * M * N;
+                    const double tiles = double(M / tm) * (N / tn);
+                    // One accumulator buffer: a tile's write-back cannot overlap the next tile's
+                    // products, so it is paid in full.
+                    const double drain = cbufs == 1 ? tiles * double(tm * tn * out_b) / gm_wr_bw : 0;
+                    const double t = std::max(traffic / gm_bw, double(M) * N * K / macs) + drain +
+                                     tiles * (K / tk1) * 2 * setup + tiles * (K / tk) * (2 * setup0 +
+                                     arch.matrix.fill_drain_cycles);
+                    if (t < best * 0.999 || (t <= best * 1.001 && tm * tn > bm * bn)) {
+                        best = t;
+                        bm = tm;
+                        bn = tn;
+                        bk = tk;
+                        bk1 = tk1;
+                        bc = cbufs;
+                    }
                 }
             }
         }
@@ -288,20 +308,34 @@ bool matrix_form(const PipelineInfo &p, const ArchSpec &arch, const MatrixMatch 
     at.at_func = out.name;
     at.at_loop = x + "o";
     r.spec.directives.push_back(at);
+    const bool two = staged && bk1 > bk;
     Directive ks = make("k_chunks", DirectiveKind::Split, acc.name);
     ks.stage = 0;
     ks.vars = {m.k, m.k + "o", m.k + "i"};
-    ks.factors = {bk};
+    ks.factors = {two ? bk1 : bk};
     r.spec.directives.push_back(ks);
+    const std::string inner_loop = two ? m.k + "io" : m.k + "o"; // where the operand levels are filled
     Directive ro = make("k_outer", DirectiveKind::Reorder, acc.name);
     ro.stage = 0;
     ro.vars = acc.vars;
-    ro.vars.push_back(m.k + "i");
+    if (two) {
+        Directive ks0 = make("k_operand_chunks", DirectiveKind::Split, acc.name);
+        ks0.stage = 0;
+        ks0.vars = {m.k + "i", m.k + "io", m.k + "ii"};
+        ks0.factors = {bk};
+        r.spec.directives.push_back(ks0);
+        ro.vars.push_back(m.k + "ii");
+        ro.vars.push_back(m.k + "io");
+    } else {
+        ro.vars.push_back(m.k + "i");
+    }
     ro.vars.push_back(m.k + "o");
     r.spec.directives.push_back(ro);
     for (const auto &[in, path] : {std::pair{m.a, pa}, std::pair{m.b, pb}}) {
         for (const auto &lvl : path) {
-            r.spec.directives.push_back(stage_dir("stage_" + in + "_" + lvl, in, lvl, acc.name, m.k + "o", 2));
+            const bool operand = lvl == path.back();
+            r.spec.directives.push_back(
+                stage_dir("stage_" + in + "_" + lvl, in, lvl, acc.name, operand ? inner_loop : m.k + "o", 2));
         }
     }
     Directive ai = make(acc.name + "_" + lc, DirectiveKind::AccumulateIn, acc.name);
@@ -315,7 +349,8 @@ bool matrix_form(const PipelineInfo &p, const ArchSpec &arch, const MatrixMatch 
     std::ostringstream os;
     os << "matrix form: " << acc.name << " = " << m.a << " x " << m.b << " (" << dtype_name(m.dtype) << ", " << M
        << "x" << N << "x" << K << ") on the matrix unit; tiles " << bm << "x" << bn << " of " << out.name << ", "
-       << m.k << " in chunks of " << bk << "; " << m.a << " staged GM";
+       << m.k << " in chunks of " << (two ? std::to_string(bk1) + " (from GM) and " : std::string()) << bk
+       << (two ? " (to the operand levels)" : "") << "; " << m.a << " staged GM";
     for (const auto &l : pa) {
         os << " -> " << l;
     }
@@ -558,8 +593,16 @@ AutoSchedule auto_schedule(const PipelineInfo &p, const ArchSpec &arch, const st
         // The footprint above counts the Funcs' bands, not the temporaries of the vector
         // code (a chain of fp32 operations keeps several lane-wide values): the backend's
         // allocator has the last word. Halve the band, then the lanes, while it refuses.
-        const std::string refused = arch_ref.empty() || attempt >= 12 ? "" : does_not_fit(p, arch_ref, r.spec);
+        const std::string refused = arch_ref.empty() ? "" : does_not_fit(p, arch_ref, r.spec);
         if (refused.empty()) {
+            return r;
+        }
+        if (attempt >= 12) {
+            r.warnings.push_back("Func " + p.funcs.back().name + ": the vector form still does not fit after " +
+                                 std::to_string(attempt + 1) + " smaller attempts (" + refused.substr(0, 160) +
+                                 "); the pipeline keeps the default placement");
+            r.spec.directives.clear();
+            r.form = "none";
             return r;
         }
         auto [band, lanes] = band_and_lanes(r.spec);
@@ -569,7 +612,11 @@ AutoSchedule auto_schedule(const PipelineInfo &p, const ArchSpec &arch, const st
             max_lanes = lanes / 2;
             max_band = band;
         } else {
-            r.warnings.push_back("the vector form does not fit even at one step and one lane: " + refused);
+            r.warnings.push_back("Func " + p.funcs.back().name +
+                                 ": the vector form does not fit even at one step and one lane (" +
+                                 refused.substr(0, 160) + "); the pipeline keeps the default placement");
+            r.spec.directives.clear();
+            r.form = "none";
             return r;
         }
         base.notes.push_back("the backend refused bands of " + std::to_string(band) + " with " +
