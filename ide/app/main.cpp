@@ -6,6 +6,9 @@
 // for the same generator (--no-restore starts empty).
 #include "ide/core/Session.h"
 #include "ide/views/MainWindow.h"
+#include "dsl/PipelineInfo.h"
+#include "npu_target/arch/ArchSpec.h"
+#include "scheduler/AutoSchedule.h"
 #include "ide/views/TilingView.h"
 #include "ide/views/TuneDialog.h"
 
@@ -38,7 +41,7 @@ int main(int argc, char **argv) {
     QCommandLineOption open({"o", "open"}, "generator to open", "NAME", "gemm");
     QCommandLineOption params({"p", "params"}, "generator parameters K=V[,K=V...]", "PARAMS");
     QCommandLineOption arch("arch", "arch preset or ArchSpec JSON file", "ARCH", "ascend-like");
-    QCommandLineOption schedule("schedule", "schedule JSON file", "FILE");
+    QCommandLineOption schedule("schedule", "schedule JSON file, or auto (the automatic NPU scheduler)", "FILE");
     QCommandLineOption generators("generators", "load generators from a shared library", "LIB");
     QCommandLineOption select("select", "select a directive (by id) at start", "ID");
     QCommandLineOption screenshot("screenshot", "render the main window to a PNG once every view is populated, then exit", "PNG");
@@ -64,7 +67,7 @@ int main(int argc, char **argv) {
         if (cli.isSet(params)) {
             paramMap = tessel::parse_params(cli.value(params).toStdString());
         }
-        if (cli.isSet(schedule)) {
+        if (cli.isSet(schedule) && cli.value(schedule) != QStringLiteral("auto")) {
             spec = tessel::load_schedule(cli.value(schedule).toStdString());
         }
     } catch (const tessel::UserError &e) {
@@ -88,6 +91,23 @@ int main(int argc, char **argv) {
             } catch (const tessel::UserError &) {
                 // A damaged autosave is ignored: the user starts from an empty schedule.
             }
+        }
+    }
+    if (cli.isSet(schedule) && cli.value(schedule) == QStringLiteral("auto")) {
+        // The automatic NPU scheduler's schedule, before the first compile (docs/autoschedule.md).
+        try {
+            tessel::AutoSchedule as = tessel::auto_schedule(
+                tessel::describe_pipeline(generator.toStdString(), paramMap), tessel::load_arch(archName.toStdString()),
+                archName.toStdString());
+            for (const auto &n : as.notes) {
+                std::fprintf(stderr, "tessel-ide: auto: %s\n", n.c_str());
+            }
+            for (const auto &w : as.warnings) {
+                std::fprintf(stderr, "tessel-ide: warning: auto: %s\n", w.c_str());
+            }
+            spec = as.spec;
+        } catch (const std::exception &e) {
+            return fail(QString::fromStdString(e.what()));
         }
     }
     QString error;

@@ -1,6 +1,8 @@
 #include "ide/core/Session.h"
 
 #include "ide/core/SourceLinks.h"
+#include "dsl/PipelineInfo.h"
+#include "scheduler/AutoSchedule.h"
 #include "npu_target/common/Error.h"
 
 #include <QElapsedTimer>
@@ -267,6 +269,30 @@ bool Session::loadFromHistory(int row, QString *error) {
         return false;
     }
     return m_schedule.setScheduleJson(m_history.rows()[row].scheduleJson, error);
+}
+
+bool Session::applyAutoSchedule(QString *summary, QString *error) {
+    try {
+        tessel::AutoSchedule as = tessel::auto_schedule(tessel::describe_pipeline(m_generator.toStdString(), m_params),
+                                                        m_arch, m_archName.toStdString());
+        QStringList lines;
+        for (const auto &n : as.notes) {
+            lines << QString::fromStdString(n);
+        }
+        for (const auto &w : as.warnings) {
+            lines << QStringLiteral("warning: ") + QString::fromStdString(w);
+        }
+        if (summary) {
+            *summary = lines.join(QLatin1Char('\n'));
+        }
+        m_schedule.setSchedule(as.spec, QStringLiteral("auto schedule (%1 form)").arg(QString::fromStdString(as.form)));
+        return true;
+    } catch (const std::exception &e) {
+        if (error) {
+            *error = QString::fromStdString(e.what());
+        }
+        return false;
+    }
 }
 
 } // namespace tessel::ide

@@ -69,6 +69,11 @@ public:
     bool saveToDatabase(const QString &note, QString *error = nullptr);
     /** Loads the schedule of history row `row` into the editor (one undo step). */
     bool loadFromHistory(int row, QString *error = nullptr);
+    /** Replaces the schedule with the automatic scheduler's for the open problem
+     * (scheduler/AutoSchedule.h; one undo step, editable as any schedule). `summary` gets
+     * what it decided and its warnings, one per line. False (with the reason) when the
+     * generator cannot be described. */
+    bool applyAutoSchedule(QString *summary, QString *error = nullptr);
 
     // ---- tuning (scheduler/Tuner.h) and the cost model ----
     TuneService *tuner() { return &m_tuner; }

@@ -149,9 +149,23 @@ MainWindow::MainWindow(Session *session, QWidget *parent) : QMainWindow(parent),
     connect(session, &Session::tuneFinished, this, [this](bool, const QString &message) {
         statusBar()->showMessage(message, 15000);
     });
+    QAction *autoAction = new QAction(tr("&Auto schedule"), this);
+    autoAction->setObjectName(QStringLiteral("autoSchedule"));
+    autoAction->setShortcut(QKeySequence(tr("Ctrl+Shift+A")));
+    autoAction->setToolTip(tr("Replace the schedule with the automatic NPU scheduler's for this generator and arch "
+                              "(docs/autoschedule.md); one undo step, editable as any schedule"));
+    connect(autoAction, &QAction::triggered, this, [this] {
+        QString summary, error;
+        if (!m_session->applyAutoSchedule(&summary, &error)) {
+            QMessageBox::warning(this, tr("Auto schedule"), error);
+            return;
+        }
+        statusBar()->showMessage(tr("auto schedule: ") + summary.section(QLatin1Char('\n'), 0, 0), 15000);
+    });
     menu->addAction(undo);
     menu->addAction(redo);
     menu->addSeparator();
+    menu->addAction(autoAction);
     menu->addAction(m_tune);
     QAction *exportAction = new QAction(tr("&Export library..."), this);
     exportAction->setObjectName(QStringLiteral("exportLibrary"));
@@ -163,6 +177,7 @@ MainWindow::MainWindow(Session *session, QWidget *parent) : QMainWindow(parent),
     bar->setObjectName(QStringLiteral("scheduleToolbar"));
     bar->addAction(undo);
     bar->addAction(redo);
+    bar->addAction(autoAction);
     bar->addAction(m_tune);
     m_views = {{"editor", editorBox},     {"diagnostics", diagBox},   {"timeline", timelineBox},
                {"lifetimes", lifetimeBox}, {"tiling", tilingBox},     {"metrics", metricsBox},

@@ -130,6 +130,25 @@ private Q_SLOTS:
         QVERIFY(settle());
     }
 
+    // Schedule > Auto schedule: the automatic scheduler's schedule replaces the editor's (one
+    // undo step), compiles, runs and verifies; undo restores the schedule before it.
+    void autoScheduleIsOneEditableUndoStep() {
+        QString error, summary;
+        QVERIFY2(m_s->open("gemm", square(128), "ascend-like", tiledStaged(), &error), qPrintable(error));
+        QVERIFY(settle());
+        const QString before = m_s->schedule()->json();
+        QVERIFY2(m_s->applyAutoSchedule(&summary, &error), qPrintable(error));
+        QVERIFY2(summary.contains("matrix form: acc = A x B"), qPrintable(summary));
+        QVERIFY(m_s->schedule()->rowOf("mmad") >= 0);
+        QVERIFY(m_s->schedule()->json() != before);
+        QVERIFY(settle());
+        QVERIFY(m_s->lastRun() && m_s->lastRun()->verified);
+        QCOMPARE(m_s->lastRun()->schedule_hash, m_s->lastCompile()->schedule_hash);
+        m_s->undoStack()->undo();
+        QCOMPARE(m_s->schedule()->json(), before);
+        QVERIFY(settle());
+    }
+
     void overflowIsReportedAndUndoRestores() {
         QString error;
         QVERIFY(m_s->open("gemm", square(256), "ascend-like", tiledStaged(), &error));
