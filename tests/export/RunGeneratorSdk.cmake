@@ -51,6 +51,20 @@ step("tessel run: unsharp, the user's schedule, the user's arch file"
 step("tessel run: scale_bias_relu in fp16, no schedule"
   EXPECT "PASS"
   COMMAND "${tessel}" --generators "${lib}" run -g scale_bias_relu -p N=256,dtype=fp16)
+# --schedule auto: the user's generators get NPU schedules from the automatic scheduler on every
+# preset (auto-int8's vector unit reads only its accumulators: the default placement there,
+# with the warning).
+foreach(arch ascend-like gemmini-like)
+  step("tessel run --schedule auto: unsharp on ${arch}"
+    EXPECT "PASS" "tessel: auto: vector form"
+    COMMAND "${tessel}" --generators "${lib}" run -g unsharp -p W=64,H=16 --arch ${arch} --schedule auto)
+  step("tessel run --schedule auto: scale_bias_relu on ${arch}"
+    EXPECT "PASS" "tessel: auto: vector form"
+    COMMAND "${tessel}" --generators "${lib}" run -g scale_bias_relu -p N=4096,dtype=fp32 --arch ${arch} --schedule auto)
+endforeach()
+step("tessel run --schedule auto: unsharp on auto-int8 (no path from GM to its vector level)"
+  EXPECT "PASS" "Func out: no DMA path from GM to the vector unit's level 'ACC'"
+  COMMAND "${tessel}" --generators "${lib}" run -g unsharp -p W=32,H=8 --arch auto-int8 --schedule auto)
 step("tessel run: a bad parameter of a user's generator"
   EXPECT_RC 1 EXPECT "scale_bias_relu: dtype must be fp16, bf16 or fp32"
   COMMAND "${tessel}" --generators "${lib}" run -g scale_bias_relu -p N=256,dtype=int8)
