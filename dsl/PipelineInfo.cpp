@@ -23,6 +23,14 @@ const FuncInfo *PipelineInfo::find(const std::string &name) const {
     return nullptr;
 }
 
+std::vector<const DefInfo *> FuncInfo::definitions() const {
+    std::vector<const DefInfo *> v{&pure};
+    for (const auto &u : updates) {
+        v.push_back(&u);
+    }
+    return v;
+}
+
 const TensorInfo *PipelineInfo::find_input(const std::string &name) const {
     for (const auto &t : inputs) {
         if (t.name == name) {
@@ -263,16 +271,12 @@ PipelineInfo describe_pipeline(const std::string &generator, const ParamMap &giv
     for (auto &f : info.funcs) {
         std::set<std::string> readers;
         for (const auto &g : info.funcs) {
-            auto reads = [&](const DefInfo &d) {
-                for (const auto &l : d.loads) {
+            for (const DefInfo *d : g.definitions()) {
+                for (const auto &l : d->loads) {
                     if (!l.callee_is_input && l.callee == f.name && g.name != f.name) {
                         readers.insert(g.name);
                     }
                 }
-            };
-            reads(g.pure);
-            for (const auto &u : g.updates) {
-                reads(u);
             }
         }
         f.consumers.assign(readers.begin(), readers.end());

@@ -47,6 +47,9 @@ struct FuncInfo {
     std::vector<DefInfo> updates;
     /** Every Func or input that reads this one. */
     std::vector<std::string> consumers;
+
+    /** The pure definition, then each update. */
+    std::vector<const DefInfo *> definitions() const;
 };
 
 struct TensorInfo {

@@ -374,8 +374,10 @@ bool matrix_form(const PipelineInfo &p, const ArchSpec &arch, const MatrixMatch 
     return true;
 }
 
-// max_band / max_lanes: caps from a previous attempt whose buffers did not fit (0 = none).
-bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, int64_t max_band, int64_t max_lanes) {
+// max_band / max_lanes: caps from a previous attempt whose buffers did not fit (0 = none);
+// band / lanes: what this attempt chose (the split factor, the largest vectorize factor).
+bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, int64_t max_band, int64_t max_lanes,
+                 int64_t &band, int64_t &lanes) {
     const FuncInfo *out = nullptr;
     for (const auto &f : p.funcs) {
         if (f.is_output) {
@@ -407,13 +409,7 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
     std::vector<std::pair<const TensorInfo *, int64_t>> ins; // input, halo rows (-1: whole input)
     std::vector<std::string> read;
     for (const auto &f : p.funcs) {
-        for (const DefInfo *d : [&] {
-                 std::vector<const DefInfo *> v{&f.pure};
-                 for (const auto &u : f.updates) {
-                     v.push_back(&u);
-                 }
-                 return v;
-             }()) {
+        for (const DefInfo *d : f.definitions()) {
             for (const auto &l : d->loads) {
                 if (l.callee_is_input && !std::count(read.begin(), read.end(), l.callee)) {
                     read.push_back(l.callee);
@@ -470,10 +466,12 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
                              vlevel + " (" + std::to_string(level_size(arch, vlevel)) + " bytes); not mapped");
         return false;
     }
-    Directive band = make("band_" + out->name, DirectiveKind::Split, out->name);
-    band.vars = {outer, outer + "o", outer + "i"};
-    band.factors = {R};
-    r.spec.directives.push_back(band);
+    Directive split = make("band_" + out->name, DirectiveKind::Split, out->name);
+    split.vars = {outer, outer + "o", outer + "i"};
+    split.factors = {R};
+    r.spec.directives.push_back(split);
+    band = R;
+    lanes = 0;
     for (const auto &[t, h] : ins) {
         for (const auto &lvl : path) {
             r.spec.directives.push_back(stage_dir("stage_" + t->name + (path.size() > 1 ? "_" + lvl : ""), t->name,
@@ -508,6 +506,7 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
         Directive v = make(f->name + "_vec", DirectiveKind::Vectorize, f->name);
         v.vars = {f->vars[0]};
         v.factors = {F};
+        lanes = std::max(lanes, F);
         r.spec.directives.push_back(v);
         vec << (vec.tellp() ? ", " : "") << f->name << " by " << F;
     }
@@ -535,20 +534,6 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
 } // namespace
 
 namespace {
-
-// The band and lane counts of a vector-form schedule (its split and largest vectorize factor).
-std::pair<int64_t, int64_t> band_and_lanes(const ScheduleSpec &s) {
-    int64_t band = 0, lanes = 0;
-    for (const auto &d : s.directives) {
-        if (d.kind == DirectiveKind::Split && !d.factors.empty() && band == 0) {
-            band = d.factors[0];
-        }
-        if (d.kind == DirectiveKind::Vectorize && !d.factors.empty()) {
-            lanes = std::max(lanes, d.factors[0]);
-        }
-    }
-    return {band, lanes};
-}
 
 // The first error of compiling `spec` that says a buffer does not fit, or "".
 std::string does_not_fit(const PipelineInfo &p, const std::string &arch_ref, const ScheduleSpec &spec) {
@@ -585,7 +570,8 @@ AutoSchedule auto_schedule(const PipelineInfo &p, const ArchSpec &arch, const st
     int64_t max_band = 0, max_lanes = 0;
     for (int attempt = 0;; attempt++) {
         r = base;
-        if (!vector_form(p, arch, r, max_band, max_lanes)) {
+        int64_t band = 0, lanes = 0;
+        if (!vector_form(p, arch, r, max_band, max_lanes, band, lanes)) {
             r.spec.directives.clear();
             r.form = "none";
             return r;
@@ -605,7 +591,6 @@ AutoSchedule auto_schedule(const PipelineInfo &p, const ArchSpec &arch, const st
             r.form = "none";
             return r;
         }
-        auto [band, lanes] = band_and_lanes(r.spec);
         if (band > 1 && (lanes <= 64 || band > lanes)) {
             max_band = band / 2;
         } else if (lanes > 1) {
@@ -622,6 +607,10 @@ AutoSchedule auto_schedule(const PipelineInfo &p, const ArchSpec &arch, const st
         base.notes.push_back("the backend refused bands of " + std::to_string(band) + " with " +
                              std::to_string(lanes) + " lanes (" + refused.substr(0, 120) + "); trying smaller");
     }
+}
+
+AutoSchedule auto_schedule_for(const std::string &generator, const ParamMap &params, const std::string &arch_ref) {
+    return auto_schedule(describe_pipeline(generator, params), load_arch(arch_ref), arch_ref);
 }
 
 } // namespace tessel

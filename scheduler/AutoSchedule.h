@@ -41,6 +41,9 @@ struct AutoSchedule {
  * a vector-form schedule is compiled (no simulation) and made smaller while the backend says
  * a buffer does not fit; "" returns the first estimate unchecked. */
 AutoSchedule auto_schedule(const PipelineInfo &p, const ArchSpec &arch, const std::string &arch_ref = "");
+/** The same from names, as the CLI, the IDE and the bench call it: describes `generator`
+ * with `params` and loads `arch_ref` (a preset or an arch file); throws UserError as they do. */
+AutoSchedule auto_schedule_for(const std::string &generator, const ParamMap &params, const std::string &arch_ref);
 
 } // namespace tessel
 

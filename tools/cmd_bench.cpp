@@ -12,7 +12,6 @@
 #include "dsl/HostBench.h"
 #include "npu_target/arch/ArchSpec.h"
 #include "npu_target/common/Error.h"
-#include "dsl/PipelineInfo.h"
 #include "scheduler/AutoSchedule.h"
 
 #include <cblas.h>
@@ -356,7 +355,7 @@ std::string auto_columns(const BenchCase &b, const BenchOptions *o, const RunRep
     RunReport r;
     try {
         auto t0 = std::chrono::steady_clock::now();
-        AutoSchedule as = auto_schedule(describe_pipeline(b.generator, b.params), load_arch(b.arch), b.arch);
+        AutoSchedule as = auto_schedule_for(b.generator, b.params, b.arch);
         ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         form = as.form;
         req.schedule = as.spec;
@@ -370,10 +369,14 @@ std::string auto_columns(const BenchCase &b, const BenchOptions *o, const RunRep
             error = d.message.substr(0, d.message.find('\n'));
         }
     }
-    char buf[512];
     const double he = hand.efficiency.value_or(0), ae = r.efficiency.value_or(0);
-    std::snprintf(buf, sizeof buf, " %.3f | %s | %s | %s | %.0f |", ae, he > 0 && ae > 0 ? (std::to_string(ae / he).substr(0, 5)).c_str() : "-",
-                  r.verified ? "yes" : error.empty() ? "NO" : ("NO: " + error.substr(0, 80)).c_str(), form.c_str(), ms);
+    char ratio[32] = "-";
+    if (he > 0 && ae > 0) {
+        std::snprintf(ratio, sizeof ratio, "%.3f", ae / he);
+    }
+    const std::string verified = r.verified ? "yes" : error.empty() ? "NO" : "NO: " + error.substr(0, 80);
+    char buf[512];
+    std::snprintf(buf, sizeof buf, " %.3f | %s | %s | %s | %.0f |", ae, ratio, verified.c_str(), form.c_str(), ms);
     return buf;
 }
 

@@ -8,7 +8,6 @@
 
 #include "tools/CompileArgs.h"
 
-#include "dsl/PipelineInfo.h"
 #include "npu_target/arch/ArchSpec.h"
 #include "scheduler/AutoSchedule.h"
 #include "npu_target/common/Error.h"
@@ -116,7 +115,7 @@ CompileRequest make_request(const std::string &generator, const std::string &par
     if (schedule == "auto") {
         // The automatic NPU scheduler (docs/autoschedule.md): from the pipeline's structure and
         // the arch alone. What it decided and what it left to the default goes to stderr.
-        AutoSchedule as = auto_schedule(describe_pipeline(generator, req.params), load_arch(arch), arch);
+        AutoSchedule as = auto_schedule_for(generator, req.params, arch);
         for (const auto &n : as.notes) {
             std::cerr << "tessel: auto: " << n << "\n";
         }

@@ -11,7 +11,6 @@
 
 #include "dsl/Compile.h"
 #include "dsl/HalidePipeline.h"
-#include "dsl/PipelineInfo.h"
 #include "npu_target/arch/ArchSpec.h"
 #include "scheduler/AutoSchedule.h"
 #include "samples/gemm/GemmReference.h"
@@ -80,7 +79,7 @@ Command add_demo_command(CLI::App &root, GlobalOptions &) {
             std::cout << "   schedule: the hand schedule samples/gemm/schedules/tiled_staged.json\n";
         } else {
             // Any other arch: the automatic scheduler derives the schedule from the arch (docs/autoschedule.md).
-            AutoSchedule as = auto_schedule(describe_pipeline("gemm", params), load_arch(opts->arch), opts->arch);
+            AutoSchedule as = auto_schedule_for("gemm", params, opts->arch);
             for (const auto &n : as.notes) {
                 std::cout << "   schedule: --schedule auto: " << n << "\n";
             }

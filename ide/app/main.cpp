@@ -6,8 +6,6 @@
 // for the same generator (--no-restore starts empty).
 #include "ide/core/Session.h"
 #include "ide/views/MainWindow.h"
-#include "dsl/PipelineInfo.h"
-#include "npu_target/arch/ArchSpec.h"
 #include "scheduler/AutoSchedule.h"
 #include "ide/views/TilingView.h"
 #include "ide/views/TuneDialog.h"
@@ -96,9 +94,8 @@ int main(int argc, char **argv) {
     if (cli.isSet(schedule) && cli.value(schedule) == QStringLiteral("auto")) {
         // The automatic NPU scheduler's schedule, before the first compile (docs/autoschedule.md).
         try {
-            tessel::AutoSchedule as = tessel::auto_schedule(
-                tessel::describe_pipeline(generator.toStdString(), paramMap), tessel::load_arch(archName.toStdString()),
-                archName.toStdString());
+            tessel::AutoSchedule as =
+                tessel::auto_schedule_for(generator.toStdString(), paramMap, archName.toStdString());
             for (const auto &n : as.notes) {
                 std::fprintf(stderr, "tessel-ide: auto: %s\n", n.c_str());
             }

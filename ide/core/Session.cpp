@@ -1,7 +1,6 @@
 #include "ide/core/Session.h"
 
 #include "ide/core/SourceLinks.h"
-#include "dsl/PipelineInfo.h"
 #include "scheduler/AutoSchedule.h"
 #include "npu_target/common/Error.h"
 
@@ -273,8 +272,7 @@ bool Session::loadFromHistory(int row, QString *error) {
 
 bool Session::applyAutoSchedule(QString *summary, QString *error) {
     try {
-        tessel::AutoSchedule as = tessel::auto_schedule(tessel::describe_pipeline(m_generator.toStdString(), m_params),
-                                                        m_arch, m_archName.toStdString());
+        tessel::AutoSchedule as = tessel::auto_schedule_for(m_generator.toStdString(), m_params, m_archName.toStdString());
         QStringList lines;
         for (const auto &n : as.notes) {
             lines << QString::fromStdString(n);

@@ -22,7 +22,7 @@ struct AutoRun {
 
 AutoRun run_auto(const std::string &gen, const ParamMap &params, const std::string &arch) {
     AutoRun r;
-    r.as = auto_schedule(describe_pipeline(gen, params), load_arch(arch), arch);
+    r.as = auto_schedule_for(gen, params, arch);
     CompileRequest req;
     req.generator = gen;
     req.params = params;
