@@ -71,6 +71,10 @@ struct TuneOptions {
     // A worker that has not reported after this many seconds is killed and its
     // candidate recorded as timed out; 0 = no limit.
     double measure_timeout_s = 300;
+    // Each measurement's simulation budget (CompileRequest's; 0 = no limit): a
+    // candidate past it is recorded with the budget's message, and the search goes on.
+    uint64_t max_instructions = sim::kDefaultMaxInstructions;
+    uint64_t max_cycles = sim::kDefaultMaxCycles;
     std::function<void(const TuneProgress &)> on_progress; // after each measurement (on the calling thread)
     // Called in the worker process before it measures (tests make a candidate crash or hang).
     std::function<void(const Candidate &)> worker_hook;

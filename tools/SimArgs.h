@@ -1,7 +1,8 @@
 #ifndef TESSEL_TOOLS_SIMARGS_H
 #define TESSEL_TOOLS_SIMARGS_H
 
-// The simulator's budget options shared by `tessel run` and `tessel sim`, and the
+// The simulator's budget options shared by `tessel run`, `tessel sim` and `tessel
+// tune` (each measurement's budget), and the
 // check that what was printed reached stdout (a full disk is an error, exit 1).
 
 #include "npu_target/common/Error.h"
@@ -14,8 +15,8 @@
 
 namespace tessel::cli {
 
-inline void add_budget_options(CLI::App *app, uint64_t &max_instructions, uint64_t &max_cycles,
-                               uint64_t &max_trace_events) {
+/** --max-instructions and --max-cycles: a simulation's run budget. */
+inline void add_run_budget_options(CLI::App *app, uint64_t &max_instructions, uint64_t &max_cycles) {
     app->add_option("--max-instructions", max_instructions,
                     "stop the simulation with an error after this many instructions (0 = no limit; default " +
                         std::to_string(sim::kDefaultMaxInstructions) +
@@ -23,6 +24,12 @@ inline void add_budget_options(CLI::App *app, uint64_t &max_instructions, uint64
     app->add_option("--max-cycles", max_cycles,
                     "stop the simulation with an error past this cycle (0 = no limit; default " +
                         std::to_string(sim::kDefaultMaxCycles) + ")");
+}
+
+/** The run budget and --max-trace-events, for `tessel run` and `tessel sim`. */
+inline void add_budget_options(CLI::App *app, uint64_t &max_instructions, uint64_t &max_cycles,
+                               uint64_t &max_trace_events) {
+    add_run_budget_options(app, max_instructions, max_cycles);
     app->add_option("--max-trace-events", max_trace_events,
                     "record at most this many trace events; the summary stays exact (0 = no limit; default " +
                         std::to_string(sim::kDefaultMaxTraceEvents) + ")");

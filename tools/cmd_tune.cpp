@@ -3,6 +3,7 @@
 // the schedule database; prints a progress line and a final report that
 // compares the best schedule with the hand schedule from samples/ when there is one.
 #include "tools/Commands.h"
+#include "tools/SimArgs.h"
 
 #include "database/Postgres.h"
 #include "database/ScheduleStore.h"
@@ -34,6 +35,7 @@ struct TuneCliOptions {
     std::string samples = std::string(TESSEL_SOURCE_DIR) + "/samples";
     int jobs = 1, seeds = 8, max = 0;
     uint64_t seed = 1;
+    uint64_t max_instructions = sim::kDefaultMaxInstructions, max_cycles = sim::kDefaultMaxCycles;
     bool random = false, no_db = false, quiet = false;
 };
 
@@ -125,6 +127,8 @@ int run_tune(const TuneCliOptions &o) {
     t.arch = o.arch;
     t.budget_s = parse_duration("--budget", o.budget);
     t.measure_timeout_s = parse_duration("--timeout", o.timeout);
+    t.max_instructions = o.max_instructions;
+    t.max_cycles = o.max_cycles;
     t.jobs = std::max(1, o.jobs);
     t.seed = o.seed;
     t.seed_candidates = o.seeds;
@@ -230,6 +234,7 @@ Command add_tune_command(CLI::App &root, GlobalOptions &) {
     c.app->add_option("--jobs", o->jobs, "measurements in parallel (worker processes)")->capture_default_str();
     c.app->add_option("--timeout", o->timeout, "a measurement still running after this is killed and recorded as timed out")
         ->capture_default_str();
+    add_run_budget_options(c.app, o->max_instructions, o->max_cycles);
     c.app->add_option("--db", o->db, "schedule database (default: $TESSEL_DB or $XDG_DATA_HOME/tessel/tessel.db)");
     c.app->add_flag("--no-db", o->no_db, "do not record (and do not resume)");
     c.app->add_option("--seed", o->seed, "search and verification seed")->capture_default_str();

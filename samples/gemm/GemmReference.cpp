@@ -17,11 +17,15 @@ Tensor gemm_reference(const Tensor &A, const Tensor &B, DType acc) {
                 }
                 C.set(i * N + j, s);
             } else {
-                int32_t s = 0;
+                // Integer accumulators wrap, as Halide's int32 does on the CPU and the
+                // NPU's accumulator does: sum in uint32_t (defined to wrap), then
+                // reinterpret. An int32_t sum would be undefined behaviour on overflow.
+                uint32_t s = 0;
                 for (int64_t k = 0; k < K; k++) {
-                    s += static_cast<int32_t>(A.get(i * K + k)) * static_cast<int32_t>(B.get(k * N + j));
+                    const int64_t p = static_cast<int64_t>(A.get(i * K + k)) * static_cast<int64_t>(B.get(k * N + j));
+                    s += static_cast<uint32_t>(p);
                 }
-                C.set(i * N + j, s);
+                C.set(i * N + j, static_cast<int32_t>(s));
             }
         }
     }
