@@ -485,30 +485,104 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
         at.at_loop = outer + "o";
         r.spec.directives.push_back(at);
     }
-    const int64_t inner_extent = rank == 1 ? R : oshape.shape[0];
-    for (const FuncInfo *f : inter) {
-        if (!f->updates.empty()) {
-            r.warnings.push_back("Func " + f->name + ": a reduction; the vector form computes it per band but does "
-                                 "not vectorise its update (it runs as scalar code)");
+    // The extent of a Func's pure variable within one band, by its name: the output's
+    // outer variable is the band; another output variable has the output's extent
+    // (generators name the same Var alike across Funcs); -1 when unknown.
+    auto extent_of = [&](const std::string &v) -> int64_t {
+        if (v == outer) {
+            return R;
         }
-        if (f->vars.empty()) {
-            continue;
+        for (size_t i = 0; i < out->vars.size() && i < rank; i++) {
+            if (out->vars[i] == v) {
+                return oshape.shape[i];
+            }
         }
-        const int64_t lanes_cap =
-            floor_pow2(int64_t(arch.vector.max_repeat) * arch.vector.bytes_per_repeat / std::max(f->bytes, 1));
-        int64_t F = std::min<int64_t>({floor_pow2(inner_extent), lanes_cap, kMaxVectorizeFactor});
-        if (max_lanes > 0) {
-            F = std::min(F, max_lanes);
+        return -1;
+    };
+    // The largest power of two that divides `extent` within `cap` (a factor that divides
+    // its loop needs no tail: no guard for Halide to vectorise).
+    auto dividing_lanes = [](int64_t extent, int64_t cap) {
+        int64_t F = 1;
+        while (F * 2 <= cap && extent % (F * 2) == 0) {
+            F *= 2;
         }
-        if (F < 2) {
-            continue;
-        }
-        Directive v = make(f->name + "_vec", DirectiveKind::Vectorize, f->name);
-        v.vars = {f->vars[0]};
+        return F;
+    };
+    auto vectorize_dir = [&](const std::string &id, const FuncInfo &f, int stage, const std::string &var, int64_t F) {
+        Directive v = make(id, DirectiveKind::Vectorize, f.name);
+        v.stage = stage;
+        v.vars = {var};
         v.factors = {F};
         lanes = std::max(lanes, F);
         r.spec.directives.push_back(v);
-        vec << (vec.tellp() ? ", " : "") << f->name << " by " << F;
+    };
+    for (const FuncInfo *f : inter) {
+        const int64_t lanes_cap = std::min<int64_t>(
+            floor_pow2(int64_t(arch.vector.max_repeat) * arch.vector.bytes_per_repeat / std::max(f->bytes, 1)),
+            kMaxVectorizeFactor);
+        const int64_t cap = max_lanes > 0 ? std::min(lanes_cap, max_lanes) : lanes_cap;
+        const int64_t pure_extent = f->vars.empty() ? -1 : extent_of(f->vars[0]);
+        if (!f->vars.empty()) {
+            const int64_t F = pure_extent > 0 ? dividing_lanes(pure_extent, cap)
+                                              : std::min<int64_t>(floor_pow2(rank == 1 ? R : oshape.shape[0]), cap);
+            if (F >= 2) {
+                vectorize_dir(f->name + "_vec", *f, -1, f->vars[0], F);
+                vec << (vec.tellp() ? ", " : "") << f->name << " by " << F;
+            }
+        }
+        if (f->updates.empty()) {
+            continue;
+        }
+        // A reduction: its update on the vector unit, one of two ways.
+        //  - across the reduction (atomic + vectorize the reduction variable): when its
+        //    innermost reduction variable walks the innermost (contiguous) dimension of what
+        //    it reads, each step is a vector reduction instruction (VREDSUM/VREDMAX) over a
+        //    dense row, as the ascend-like hand schedules of softmax and LayerNorm do;
+        //  - across a pure variable (vectorize the update's pure variable): lanes are
+        //    independent rows, each accumulating its own result, with strided loads.
+        const DefInfo &u = f->updates.front();
+        bool mapped = false;
+        if (f->updates.size() == 1 && u.rvars.size() == 1 && u.rvar_extents[0] > 1) {
+            bool walks_contiguous = false, only_innermost = true;
+            for (const auto &l : u.loads) {
+                if (l.callee == f->name) {
+                    continue;
+                }
+                for (size_t d = 0; d < l.index_var.size(); d++) {
+                    if (l.index_var[d] == u.rvars[0]) {
+                        if (d == 0) {
+                            walks_contiguous = true;
+                        } else {
+                            only_innermost = false;
+                        }
+                    }
+                }
+            }
+            const int64_t F = dividing_lanes(u.rvar_extents[0], cap);
+            if (walks_contiguous && only_innermost && F >= 2) {
+                Directive a = make(f->name + "_atomic", DirectiveKind::Atomic, f->name);
+                a.stage = 0;
+                r.spec.directives.push_back(a);
+                vectorize_dir(f->name + "_red", *f, 0, u.rvars[0], F);
+                vec << (vec.tellp() ? ", " : "") << f->name << ".update(0) across " << u.rvars[0] << " by " << F;
+                mapped = true;
+            }
+        }
+        if (!mapped && f->updates.size() == 1 && pure_extent > 0) {
+            const int64_t F = dividing_lanes(pure_extent, cap);
+            if (F >= 2) {
+                vectorize_dir(f->name + "_upd_vec", *f, 0, f->vars[0], F);
+                vec << (vec.tellp() ? ", " : "") << f->name << ".update(0) across " << f->vars[0] << " by " << F;
+                mapped = true;
+            }
+        }
+        if (!mapped) {
+            r.warnings.push_back("Func " + f->name + ": a reduction whose update the vector form cannot vectorise (" +
+                                 (f->updates.size() == 1 ? "no reduction over a dense row and no pure variable of "
+                                                           "known extent to spread lanes over"
+                                                         : "more than one update") +
+                                 "); it runs as scalar code");
+        }
     }
     std::ostringstream os;
     os << "vector form: bands of " << R << (rank == 1 ? " elements" : " steps") << " of " << out->name << "."
@@ -535,20 +609,36 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
 
 namespace {
 
-// The first error of compiling `spec` that says a buffer does not fit, or "".
-std::string does_not_fit(const PipelineInfo &p, const std::string &arch_ref, const ScheduleSpec &spec) {
+// What compiling `spec` (no simulation) refused: the first error saying a buffer does
+// not fit, else the first other error that names a directive.
+struct Refusal {
+    std::string fit;           // "" = every buffer fits
+    std::string directive_id;  // a directive the backend or Halide refused ("" = none)
+    std::string message;
+};
+
+Refusal check_compile(const PipelineInfo &p, const std::string &arch_ref, const ScheduleSpec &spec) {
     CompileRequest req;
     req.generator = p.generator;
     req.params = p.params;
     req.arch = arch_ref;
     req.schedule = spec;
     CompileResult c = compile(req);
+    Refusal r;
     for (const auto &d : c.diagnostics) {
-        if (d.severity == Diagnostic::Error && d.message.find("does not fit") != std::string::npos) {
-            return d.message;
+        if (d.severity != Diagnostic::Error) {
+            continue;
+        }
+        if (d.message.find("does not fit") != std::string::npos) {
+            r.fit = d.message;
+            return r;
+        }
+        if (r.directive_id.empty() && !d.directive_id.empty()) {
+            r.directive_id = d.directive_id;
+            r.message = d.message;
         }
     }
-    return "";
+    return r;
 }
 
 } // namespace
@@ -568,6 +658,7 @@ AutoSchedule auto_schedule(const PipelineInfo &p, const ArchSpec &arch, const st
     }
     AutoSchedule base = r;
     int64_t max_band = 0, max_lanes = 0;
+    std::vector<std::string> dropped; // directives a compile refused, left out from then on
     for (int attempt = 0;; attempt++) {
         r = base;
         int64_t band = 0, lanes = 0;
@@ -576,21 +667,42 @@ AutoSchedule auto_schedule(const PipelineInfo &p, const ArchSpec &arch, const st
             r.form = "none";
             return r;
         }
-        // The footprint above counts the Funcs' bands, not the temporaries of the vector
-        // code (a chain of fp32 operations keeps several lane-wide values): the backend's
-        // allocator has the last word. Halve the band, then the lanes, while it refuses.
-        const std::string refused = arch_ref.empty() ? "" : does_not_fit(p, arch_ref, r.spec);
-        if (refused.empty()) {
+        auto &ds = r.spec.directives;
+        ds.erase(std::remove_if(ds.begin(), ds.end(),
+                                [&](const Directive &d) { return std::count(dropped.begin(), dropped.end(), d.id); }),
+                 ds.end());
+        if (arch_ref.empty()) {
+            return r;
+        }
+        const Refusal refused = check_compile(p, arch_ref, r.spec);
+        if (refused.fit.empty() && refused.directive_id.empty()) {
             return r;
         }
         if (attempt >= 12) {
-            r.warnings.push_back("Func " + p.funcs.back().name + ": the vector form still does not fit after " +
-                                 std::to_string(attempt + 1) + " smaller attempts (" + refused.substr(0, 160) +
+            r.warnings.push_back("Func " + p.funcs.back().name + ": the vector form still does not compile after " +
+                                 std::to_string(attempt + 1) + " attempts (" +
+                                 (refused.fit.empty() ? refused.message : refused.fit).substr(0, 160) +
                                  "); the pipeline keeps the default placement");
             r.spec.directives.clear();
             r.form = "none";
             return r;
         }
+        if (refused.fit.empty()) {
+            // A directive the compile refused (a vectorisation Halide or the backend cannot
+            // do here): leave it out, and its atomic() with it, and say so.
+            const std::string id = refused.directive_id;
+            dropped.push_back(id);
+            const size_t red = id.rfind("_red");
+            if (red != std::string::npos && red + 4 == id.size()) {
+                dropped.push_back(id.substr(0, red) + "_atomic");
+            }
+            base.warnings.push_back("directive '" + id + "' was refused (" + refused.message.substr(0, 160) +
+                                    "); left out, so what it scheduled runs without it");
+            continue;
+        }
+        // The footprint above counts the Funcs' bands, not the temporaries of the vector
+        // code (a chain of fp32 operations keeps several lane-wide values): the backend's
+        // allocator has the last word. Halve the band, then the lanes, while it refuses.
         if (band > 1 && (lanes <= 64 || band > lanes)) {
             max_band = band / 2;
         } else if (lanes > 1) {
@@ -599,13 +711,13 @@ AutoSchedule auto_schedule(const PipelineInfo &p, const ArchSpec &arch, const st
         } else {
             r.warnings.push_back("Func " + p.funcs.back().name +
                                  ": the vector form does not fit even at one step and one lane (" +
-                                 refused.substr(0, 160) + "); the pipeline keeps the default placement");
+                                 refused.fit.substr(0, 160) + "); the pipeline keeps the default placement");
             r.spec.directives.clear();
             r.form = "none";
             return r;
         }
         base.notes.push_back("the backend refused bands of " + std::to_string(band) + " with " +
-                             std::to_string(lanes) + " lanes (" + refused.substr(0, 120) + "); trying smaller");
+                             std::to_string(lanes) + " lanes (" + refused.fit.substr(0, 120) + "); trying smaller");
     }
 }
 

@@ -7,6 +7,7 @@
 #include "dsl/Compile.h"
 #include "dsl/PipelineInfo.h"
 #include "npu_target/arch/ArchSpec.h"
+#include "tests/dsl/DslTestUtil.h"
 
 #include <gtest/gtest.h>
 
@@ -120,20 +121,59 @@ TEST(AutoSchedule, WhatItCannotMapIsAWarningNamingTheFunc) {
     EXPECT_NE(w.find("Func acc: the matrix unit of gemmini-like does not take fp16 operands; trying the vector form"),
               std::string::npos)
         << w;
-    EXPECT_NE(w.find("Func acc: a reduction; the vector form computes it per band but does not vectorise its update"),
-              std::string::npos)
-        << w;
+    EXPECT_EQ(g.form, "vector") << w;
     // auto-int8's vector unit (NVDLA's SDP) reads only the accumulators: no path from GM.
     AutoSchedule e = auto_schedule(describe_pipeline("elementwise", {}), load_arch("auto-int8"));
     EXPECT_EQ(e.form, "none");
     EXPECT_TRUE(e.spec.directives.empty());
     EXPECT_NE(all(e.warnings).find("Func out: no DMA path from GM to the vector unit's level 'ACC'"), std::string::npos)
         << all(e.warnings);
-    // Softmax's row statistics are reductions: computed per band, flagged as scalar.
-    AutoRun s = run_auto("softmax", {{"ROWS", "8"}, {"COLS", "64"}}, "ascend-like");
-    EXPECT_NE(all(s.as.warnings).find("a reduction; the vector form computes it per band"), std::string::npos)
-        << all(s.as.warnings);
-    EXPECT_TRUE(s.rep.verified) << errors(s.rep) << s.rep.comparison;
+}
+
+// The reductions of softmax, LayerNorm and a GEMM the matrix unit cannot take run on
+// the vector unit: across the reduction (a vector reduction over each dense row) when
+// the reduction walks the innermost dimension, else across rows (lanes = rows). Each
+// verifies and is far faster than the scalar default.
+TEST(AutoSchedule, ReductionsRunOnTheVectorUnit) {
+    struct Case {
+        std::string gen;
+        ParamMap params;
+        std::string arch, expect;
+        std::string hand; // samples/<gen>/schedules/<hand>, "" = against the scalar default
+        double at_least;  // auto cycles x at_least <= the other's cycles
+    };
+    const std::vector<Case> cases = {
+        {"softmax", {{"ROWS", "64"}, {"COLS", "1024"}}, "ascend-like", "rowsum.update(0) across r by 1024",
+         "ascend_reduce.json", 0.9},
+        {"layernorm", {{"ROWS", "64"}, {"COLS", "1024"}}, "ascend-like", "var.update(0) across r by 1024",
+         "ascend_reduce.json", 0.5},
+        {"softmax", {{"ROWS", "16"}, {"COLS", "64"}, {"dtype", "fp32"}}, "gemmini-like", "rowmax.update(0) across r",
+         "gemmini_fp32.json", 0.9},
+        {"gemm", {{"M", "32"}, {"N", "32"}, {"K", "32"}, {"dtype", "fp16"}}, "gemmini-like", "acc.update(0) across", "",
+         10},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.gen + " on " + c.arch);
+        AutoRun a = run_auto(c.gen, c.params, c.arch);
+        EXPECT_EQ(a.as.form, "vector") << all(a.as.warnings);
+        EXPECT_NE(all(a.as.notes).find(c.expect), std::string::npos) << all(a.as.notes);
+        EXPECT_EQ(all(a.as.warnings).find("runs as scalar code"), std::string::npos) << all(a.as.warnings);
+        ASSERT_TRUE(a.rep.verified) << errors(a.rep) << a.rep.comparison;
+        CompileRequest req;
+        req.generator = c.gen;
+        req.params = c.params;
+        req.arch = c.arch;
+        req.check_cpu_schedule = false;
+        if (!c.hand.empty()) {
+            req.schedule = load_schedule(test::source_path("samples/" + c.gen + "/schedules/" + c.hand));
+        }
+        RunReport other = run(req, 7);
+        ASSERT_TRUE(other.cycles && a.rep.cycles) << errors(other);
+        std::printf("[ auto     ] %s on %s: auto %lld cycles, %s %lld\n", c.gen.c_str(), c.arch.c_str(),
+                    static_cast<long long>(*a.rep.cycles), c.hand.empty() ? "scalar" : c.hand.c_str(),
+                    static_cast<long long>(*other.cycles));
+        EXPECT_LE(double(*a.rep.cycles) * c.at_least, double(*other.cycles));
+    }
 }
 
 } // namespace
