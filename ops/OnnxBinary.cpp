@@ -15,7 +15,8 @@
 // Results are ONNX's definitions (onnx/defs/math/defs.cc), with the vector
 // unit's operations only (add, sub, mul, div, min, max, exp, log, casts):
 //  - Div: floats; on integers only uint8 (ONNX truncates, Halide floors: equal
-//    for unsigned values).
+//    for unsigned values), computed as trunc(float(a) / float(b)), exact for
+//    8-bit values; a zero divisor gives 0 (ONNX leaves it undefined).
 //  - Pow: |x|^y = exp(y log|x|), log clamped to +-FLT_MAX so that 0^0 and
 //    inf^0 are 1; for x < 0 the sign is (-1)^y when y is an integer (y's
 //    parity from y/2 - trunc(y/2)), as std::pow. Not ONNX's: a negative base
@@ -203,7 +204,17 @@ public:
         case B::Add: r = a + read(1, v); break;
         case B::Sub: r = a - read(1, v); break;
         case B::Mul: r = a * read(1, v); break;
-        case B::Div: r = a / read(1, v); break;
+        case B::Div:
+            if (t.is_float()) {
+                r = a / read(1, v);
+            } else {
+                // uint8: trunc(a / b) in fp32 is exact (the quotient is at least 1/255 from the
+                // next integer), which the vector unit computes; b = 0 gives 0 as in Halide.
+                Expr b = read(1, v);
+                Expr one = Halide::Internal::make_const(t, 1);
+                r = cast(t, cast<int>(cast<float>(a) / cast<float>(max(b, one)))) * min(b, one);
+            }
+            break;
         case B::Pow: r = pow_of(a, read(1, v)); break;
         case B::PRelu: r = max(a, 0.0f) + read(1, v) * min(a, 0.0f); break;
         case B::Max:

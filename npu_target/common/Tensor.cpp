@@ -72,7 +72,9 @@ Comparison compare(const Tensor &got, const Tensor &want, double atol, double rt
     const bool exact = !dtype_is_float(got.dtype);
     for (int64_t i = 0; i < n; i++) {
         double g = got.get(i), w = want.get(i);
-        double err = std::fabs(g - w);
+        // NaN equals NaN and an infinity the same infinity (Log, Sqrt, Reciprocal of
+        // random inputs make both); NaN against a number is an infinite error.
+        double err = g == w ? 0 : std::fabs(g - w);
         if (std::isnan(g) != std::isnan(w)) {
             err = INFINITY;
         } else if (std::isnan(g)) {
@@ -81,7 +83,7 @@ Comparison compare(const Tensor &got, const Tensor &want, double atol, double rt
         if (err > c.max_abs_error) {
             c.max_abs_error = err;
         }
-        bool bad = exact ? (g != w) : !(err <= atol + rtol * std::fabs(w));
+        bool bad = exact ? (g != w) : !(err <= atol + rtol * (std::isfinite(w) ? std::fabs(w) : 0.0));
         if (bad) {
             if (c.first_mismatch < 0) {
                 c.first_mismatch = i;

@@ -1,0 +1,164 @@
+// The built `tessel onnx-test` (docs/onnx.md): the --quick subset of the ONNX
+// backend node tests in scope (graph/onnx_node_scope.txt) on ascend-like, a
+// skip with its reason, and every bad input exit 1 with a message naming the file.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kNode = "/usr/include/onnx/backend/test/data/node";
+
+struct Result {
+    int code = -1;
+    std::string out, err;
+};
+
+std::string read_text(const std::string &path) {
+    std::ifstream f(path, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+std::string scratch() {
+    static const std::string d = [] {
+        std::string p = testing::TempDir() + "tessel_onnx_cli_" + std::to_string(::getpid());
+        fs::remove_all(p);
+        fs::create_directories(p);
+        return p;
+    }();
+    return d;
+}
+
+Result run_tessel(const std::string &args) {
+    const std::string out = scratch() + "/stdout.txt", err = scratch() + "/stderr.txt";
+    int status = std::system((std::string(TESSEL_BIN) + " " + args + " >" + out + " 2>" + err).c_str());
+    Result r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = read_text(out);
+    r.err = read_text(err);
+    return r;
+}
+
+// A copy of the suite's test `name` under the scratch directory, as `as`.
+std::string copy_test(const std::string &name, const std::string &as) {
+    const std::string dst = scratch() + "/" + as;
+    fs::remove_all(dst);
+    fs::copy(kNode + "/" + name, dst, fs::copy_options::recursive);
+    return dst;
+}
+
+TEST(OnnxTestCli, QuickSubsetOnAscendLike) {
+    Result r = run_tessel("onnx-test --quick --arch ascend-like --scope graph/onnx_node_scope.txt --report " +
+                          scratch() + "/quick.json " + kNode);
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(\n(\d+) passed, 0 failed, (\d+) skipped \((\d+) tests\)\n$)")))
+        << r.out;
+    const int passed = std::stoi(m[1]), skipped = std::stoi(m[2]), total = std::stoi(m[3]);
+    EXPECT_EQ(passed + skipped, total);
+    // One test per operator of the scope: each supported operator's first test passes.
+    for (const char *line : {"PASS test_relu (Relu -> onnx_relu", "PASS test_add (Add -> onnx_add",
+                             "PASS test_erf (Erf -> onnx_erf", "PASS test_flatten_axis0 (Flatten -> onnx_identity N=120,dtype=fp32)",
+                             "SKIP test_reshape_allowzero_reordered (Reshape): input 'data' is empty (0x3x4)",
+                             "PASS test_pow (Pow -> onnx_pow", "SKIP test_basic_conv_with_padding (Conv): operator Conv is not supported yet"}) {
+        EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+    }
+    EXPECT_GE(passed, 30);
+    const std::string report = read_text(scratch() + "/quick.json");
+    EXPECT_NE(report.find("\"arch\": \"ascend-like\""), std::string::npos);
+    EXPECT_NE(report.find("\"passed\": " + std::to_string(passed)), std::string::npos);
+}
+
+TEST(OnnxTestCli, OnlySelectsByName) {
+    Result r = run_tessel("onnx-test --only '^test_(leakyrelu|clip_default_int8_max)$' " + kNode);
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("PASS test_clip_default_int8_max (Clip -> onnx_clip N=60,dtype=int8,max=0)"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("PASS test_leakyrelu (LeakyRelu -> onnx_leakyrelu N=60,alpha=0.100000001,dtype=fp32)"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("\n2 passed, 0 failed, 0 skipped (2 tests)\n"), std::string::npos) << r.out;
+}
+
+TEST(OnnxTestCli, AWrongExpectedOutputFailsWithTheLargestError) {
+    const std::string dir = copy_test("test_relu", "relu_wrong");
+    // output_0.pb of test_relu is the relu of input_0.pb; give it the input instead.
+    fs::copy_file(dir + "/test_data_set_0/input_0.pb", dir + "/test_data_set_0/output_0.pb",
+                  fs::copy_options::overwrite_existing);
+    Result r = run_tessel("onnx-test " + dir);
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.out.find("FAIL relu_wrong (Relu -> onnx_relu N=60,dtype=fp32): NPU Y (from '" + dir +
+                         "/test_data_set_0/output_0.pb'): "),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("largest error"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\n0 passed, 1 failed, 0 skipped (1 tests)\n"), std::string::npos) << r.out;
+}
+
+TEST(OnnxTestCli, MalformedModelIsExit1NamingTheFile) {
+    const std::string dir = copy_test("test_relu", "malformed");
+    std::ofstream(dir + "/model.onnx", std::ios::binary | std::ios::trunc) << "\x08\x07garbage\xff\xff";
+    Result r = run_tessel("onnx-test " + dir);
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("tessel: error: " + dir + "/model.onnx: not an ONNX model: the protobuf does not parse (11 bytes; "
+                         "the file is truncated or not a model.onnx)"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.out.find("ERROR malformed: "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("0 passed, 0 failed, 0 skipped, 1 errors (1 tests)"), std::string::npos) << r.out;
+}
+
+TEST(OnnxTestCli, ModelWithTwoNodesIsExit1NamingTheFile) {
+    const std::string dir = copy_test("test_hardswish_expanded", "two_nodes");
+    Result r = run_tessel("onnx-test " + dir);
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("tessel: error: " + dir + "/model.onnx: the model has 2 nodes (HardSigmoid, Mul); "
+                         "tessel onnx-test runs single-operator models"),
+              std::string::npos)
+        << r.err;
+}
+
+TEST(OnnxTestCli, MissingTestDataSetIsExit1NamingIt) {
+    const std::string dir = copy_test("test_relu", "no_data");
+    fs::remove_all(dir + "/test_data_set_0");
+    Result r = run_tessel("onnx-test " + dir);
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("tessel: error: " + dir +
+                         "/test_data_set_0: missing (a test's inputs and expected outputs are in test_data_set_N/)"),
+              std::string::npos)
+        << r.err;
+    // A data set without the input the model declares.
+    const std::string dir2 = copy_test("test_relu", "no_input");
+    fs::remove(dir2 + "/test_data_set_0/input_0.pb");
+    r = run_tessel("onnx-test " + dir2);
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("tessel: error: " + dir2 + "/test_data_set_0/input_0.pb: missing (the model has an input 0"),
+              std::string::npos)
+        << r.err;
+}
+
+TEST(OnnxTestCli, BadPathsAndScopeFiles) {
+    Result r = run_tessel("onnx-test " + scratch() + "/nowhere");
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("tessel: error: " + scratch() + "/nowhere: no such test directory"), std::string::npos) << r.err;
+    const std::string scope = scratch() + "/bad_scope.txt";
+    std::ofstream(scope) << "# comment\ntest_relu in Relu\ntest_add maybe\n";
+    r = run_tessel("onnx-test --scope " + scope + " " + kNode);
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("tessel: error: " + scope + ":3: expected 'NAME in OPERATOR' or 'NAME out REASON', got 'test_add maybe'"),
+              std::string::npos)
+        << r.err;
+}
+
+} // namespace

@@ -1,0 +1,257 @@
+// The ONNX operators (ops/, docs/onnx.md): every generator, scheduled by
+// --schedule auto at a realistic size, runs on the NPU simulator and matches
+// Halide's CPU result on fresh random inputs (the facade poisons the outputs
+// first); the auto schedule is the vector form, not the scalar fallback. And
+// the node -> generator mapping (graph/OnnxOps.h): attributes, parameter
+// inputs, broadcasting views and the views' shape functions.
+#include "dsl/Compile.h"
+#include "graph/OnnxOps.h"
+#include "scheduler/AutoSchedule.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace tessel;
+using namespace tessel::graph;
+
+namespace {
+
+// ---- NPU against Halide's CPU result ----
+
+struct Case {
+    std::string generator;
+    ParamMap params;
+};
+
+void expect_npu_matches_cpu(const Case &c, const std::string &arch) {
+    SCOPED_TRACE(c.generator + " (" + format_params(c.params) + ") on " + arch);
+    AutoSchedule as = auto_schedule_for(c.generator, c.params, arch);
+    EXPECT_EQ(as.form, "vector");
+    EXPECT_TRUE(as.warnings.empty()) << (as.warnings.empty() ? "" : as.warnings[0]);
+    CompileRequest req;
+    req.generator = c.generator;
+    req.params = c.params;
+    req.arch = arch;
+    req.schedule = as.spec;
+    req.check_cpu_schedule = false;
+    RunReport rep = run(req, 7);
+    for (const auto &d : rep.diagnostics) {
+        EXPECT_NE(d.severity, Diagnostic::Error) << d.message;
+    }
+    EXPECT_TRUE(rep.verified) << rep.comparison;
+    ASSERT_TRUE(rep.cycles.has_value());
+    ASSERT_TRUE(rep.efficiency.has_value());
+    // The scalar fallback is hundreds of times slower than the physical limit; a vector
+    // schedule of these bandwidth- or vector-bound kernels is within a few times of it.
+    EXPECT_GT(*rep.efficiency, 0.2) << *rep.cycles << " cycles";
+}
+
+const std::vector<std::string> kUnary = {
+    "onnx_relu", "onnx_leakyrelu", "onnx_clip", "onnx_sigmoid", "onnx_hardsigmoid", "onnx_hardswish",
+    "onnx_tanh", "onnx_erf",       "onnx_exp",  "onnx_log",     "onnx_sqrt",        "onnx_reciprocal",
+    "onnx_neg",  "onnx_abs",       "onnx_elu",  "onnx_selu",    "onnx_softplus",    "onnx_softsign",
+    "onnx_identity"};
+
+TEST(OnnxOps, UnaryOnTheNpuMatchHalidesCpuResult) {
+    for (const std::string &g : kUnary) {
+        ParamMap p = {{"N", "16384"}, {"dtype", "fp32"}};
+        if (g == "onnx_clip") {
+            p["min"] = "-0.5";
+            p["max"] = "0.25";
+        }
+        expect_npu_matches_cpu({g, p}, "ascend-like");
+    }
+}
+
+TEST(OnnxOps, UnaryInOtherTypes) {
+    expect_npu_matches_cpu({"onnx_relu", {{"N", "65536"}, {"dtype", "int8"}}}, "ascend-like");
+    expect_npu_matches_cpu({"onnx_clip", {{"N", "16384"}, {"dtype", "int16"}, {"max", "100"}}}, "ascend-like");
+    expect_npu_matches_cpu({"onnx_sigmoid", {{"N", "16384"}, {"dtype", "fp16"}}}, "ascend-like");
+    expect_npu_matches_cpu({"onnx_tanh", {{"N", "16384"}, {"dtype", "fp32"}}}, "gemmini-like");
+}
+
+TEST(OnnxOps, BroadcastingOnTheNpuMatchHalidesCpuResult) {
+    // A 64x56x56 activation with a per-channel operand (64x1x1), as the runner merges it.
+    const std::string chan = "64x3136;64x1";
+    for (const char *g : {"onnx_add", "onnx_sub", "onnx_mul", "onnx_div", "onnx_prelu", "onnx_max", "onnx_min"}) {
+        expect_npu_matches_cpu({g, {{"shapes", chan}, {"dtype", "fp32"}}}, "ascend-like");
+    }
+    expect_npu_matches_cpu({"onnx_pow", {{"shapes", "16384;16384"}, {"dtype", "fp32"}}}, "ascend-like");
+    expect_npu_matches_cpu({"onnx_max", {{"shapes", "16384;16384;16384"}, {"dtype", "fp32"}}}, "ascend-like");
+    expect_npu_matches_cpu({"onnx_add", {{"shapes", "256x256;256"}, {"dtype", "uint8"}}}, "ascend-like");
+    expect_npu_matches_cpu({"onnx_div", {{"shapes", "65536;65536"}, {"dtype", "uint8"}}}, "ascend-like");
+}
+
+TEST(OnnxOps, GeneratorsRefuseWhatOnnxDoesNotDefine) {
+    CompileRequest req;
+    req.generator = "onnx_sigmoid";
+    req.params = {{"N", "64"}, {"dtype", "int8"}};
+    CompileResult r = compile(req);
+    ASSERT_FALSE(r.ok);
+    EXPECT_NE(r.diagnostics.at(0).message.find("onnx Sigmoid: dtype must be fp32, fp16 or bf16"), std::string::npos)
+        << r.diagnostics.at(0).message;
+    req.generator = "onnx_add";
+    req.params = {{"shapes", "3x4;5"}, {"dtype", "fp32"}};
+    r = compile(req);
+    ASSERT_FALSE(r.ok);
+    EXPECT_NE(r.diagnostics.at(0).message.find("onnx Add: shapes 3x4;5 do not broadcast"), std::string::npos)
+        << r.diagnostics.at(0).message;
+}
+
+// ---- the mapping ----
+
+FileTensor tensor(ElemType t, std::vector<int64_t> dims, std::vector<double> values = {}) {
+    FileTensor f;
+    f.type = t;
+    f.dims = dims;
+    const int64_t n = f.elements();
+    f.data.assign(static_cast<size_t>(n * elem_bytes(t)), 0);
+    for (size_t i = 0; i < values.size(); i++) {
+        if (t == ElemType::Float32) {
+            float v = static_cast<float>(values[i]);
+            std::memcpy(f.data.data() + 4 * i, &v, 4);
+        } else if (t == ElemType::Int64) {
+            int64_t v = static_cast<int64_t>(values[i]);
+            std::memcpy(f.data.data() + 8 * i, &v, 8);
+        }
+    }
+    return f;
+}
+
+OnnxNode node(const std::string &op, size_t inputs, std::vector<OnnxAttribute> attrs = {}) {
+    OnnxNode n;
+    n.op_type = op;
+    for (size_t k = 0; k < inputs; k++) {
+        n.inputs.push_back("in" + std::to_string(k));
+    }
+    n.outputs = {"out"};
+    n.attributes = attrs;
+    return n;
+}
+
+OnnxAttribute float_attr(const std::string &name, double v) {
+    OnnxAttribute a;
+    a.name = name;
+    a.kind = OnnxAttribute::Float;
+    a.f = v;
+    return a;
+}
+
+OnnxAttribute int_attr(const std::string &name, int64_t v) {
+    OnnxAttribute a;
+    a.name = name;
+    a.kind = OnnxAttribute::Int;
+    a.i = v;
+    return a;
+}
+
+TEST(OnnxOps, UnaryTakesAttributesAndTheFlatBuffer) {
+    FileTensor x = tensor(ElemType::Float32, {3, 4, 5});
+    OnnxMapping m = map_onnx_node(node("LeakyRelu", 1, {float_attr("alpha", 0.25)}), 16, {&x});
+    ASSERT_TRUE(m.skip.empty()) << m.skip;
+    EXPECT_EQ(m.generator, "onnx_leakyrelu");
+    EXPECT_EQ(m.params.at("alpha"), "0.25");
+    EXPECT_EQ(m.params.at("N"), "60");
+    EXPECT_EQ(m.inputs.at(0).dims, std::vector<int64_t>({60}));
+    EXPECT_EQ(m.outputs.at(0).onnx_dims, std::vector<int64_t>({3, 4, 5}));
+    // Defaults are ONNX's.
+    m = map_onnx_node(node("HardSigmoid", 1), 16, {&x});
+    EXPECT_EQ(m.params.at("alpha"), "0.2");
+    EXPECT_EQ(m.params.at("beta"), "0.5");
+    // An attribute the operator does not have is a skip naming it.
+    m = map_onnx_node(node("Relu", 1, {float_attr("alpha", 1)}), 16, {&x});
+    EXPECT_EQ(m.skip, "attribute 'alpha' of Relu is not supported");
+}
+
+TEST(OnnxOps, ClipBoundsAreInputsFromOpset11) {
+    FileTensor x = tensor(ElemType::Float32, {3}), lo = tensor(ElemType::Float32, {}, {-1.5}),
+               hi = tensor(ElemType::Float32, {}, {2});
+    OnnxNode n = node("Clip", 3);
+    OnnxMapping m = map_onnx_node(n, 13, {&x, &lo, &hi});
+    ASSERT_TRUE(m.skip.empty()) << m.skip;
+    EXPECT_EQ(m.params.at("min"), "-1.5");
+    EXPECT_EQ(m.params.at("max"), "2");
+    n.inputs[1] = ""; // min omitted
+    m = map_onnx_node(n, 13, {&x, nullptr, &hi});
+    EXPECT_EQ(m.params.count("min"), 0u);
+    EXPECT_EQ(m.params.at("max"), "2");
+    // Opset 6: attributes.
+    m = map_onnx_node(node("Clip", 1, {float_attr("min", -1), float_attr("max", 1)}), 6, {&x});
+    EXPECT_EQ(m.params.at("min"), "-1");
+}
+
+TEST(OnnxOps, BroadcastingMergesDimensionsThatBroadcastAlike) {
+    FileTensor a = tensor(ElemType::Float32, {3, 4, 5}), b = tensor(ElemType::Float32, {5});
+    OnnxMapping m = map_onnx_node(node("Add", 2), 14, {&a, &b});
+    ASSERT_TRUE(m.skip.empty()) << m.skip;
+    EXPECT_EQ(m.params.at("shapes"), "12x5;1x5");
+    EXPECT_EQ(m.outputs.at(0).dims, std::vector<int64_t>({12, 5}));
+    EXPECT_EQ(m.outputs.at(0).onnx_dims, std::vector<int64_t>({3, 4, 5}));
+    // A per-channel operand of an NCHW tensor; a scalar.
+    FileTensor x = tensor(ElemType::Float32, {1, 64, 56, 56}), c = tensor(ElemType::Float32, {64, 1, 1}),
+               s = tensor(ElemType::Float32, {});
+    EXPECT_EQ(map_onnx_node(node("Mul", 2), 14, {&x, &c}).params.at("shapes"), "64x3136;64x1");
+    EXPECT_EQ(map_onnx_node(node("Pow", 2), 15, {&x, &s}).params.at("shapes"), "200704;1");
+    // Both sides broadcast: 3x1 with 1x4.
+    FileTensor p = tensor(ElemType::Float32, {3, 1}), q = tensor(ElemType::Float32, {1, 4});
+    m = map_onnx_node(node("Sub", 2), 14, {&p, &q});
+    EXPECT_EQ(m.params.at("shapes"), "3x1;1x4");
+    EXPECT_EQ(m.outputs.at(0).onnx_dims, std::vector<int64_t>({3, 4}));
+    // Shapes that do not broadcast, mixed types, a type Tessel lacks: skips with the reason.
+    FileTensor bad = tensor(ElemType::Float32, {4});
+    EXPECT_EQ(map_onnx_node(node("Add", 2), 14, {&a, &bad}).skip, "shapes do not broadcast: input 'in1' is 4");
+    FileTensor i32 = tensor(ElemType::Int32, {5});
+    EXPECT_EQ(map_onnx_node(node("Add", 2), 14, {&a, &i32}).skip,
+              "Add of float32 and int32 inputs: mixed element types are not supported");
+    FileTensor i64 = tensor(ElemType::Int64, {5});
+    EXPECT_NE(map_onnx_node(node("Max", 2), 13, {&i64, &i64}).skip.find("element type int64"), std::string::npos);
+    // PRelu's slope broadcasts to X only.
+    EXPECT_NE(map_onnx_node(node("PRelu", 2), 16, {&b, &a}).skip.find("does not broadcast to X"), std::string::npos);
+}
+
+TEST(OnnxOps, ViewsAreShapeFunctionsAndACopy) {
+    FileTensor x = tensor(ElemType::Float32, {2, 3, 4});
+    auto shape_of = [&](const OnnxNode &n, int64_t opset, std::vector<const FileTensor *> in) {
+        OnnxMapping m = map_onnx_node(n, opset, in);
+        EXPECT_TRUE(m.skip.empty()) << m.skip;
+        EXPECT_EQ(m.generator, m.skip.empty() ? "onnx_identity" : "");
+        return m.skip.empty() ? m.outputs.at(0).onnx_dims : std::vector<int64_t>{};
+    };
+    FileTensor s1 = tensor(ElemType::Int64, {3}, {0, -1, 2});
+    EXPECT_EQ(shape_of(node("Reshape", 2), 14, {&x, &s1}), std::vector<int64_t>({2, 6, 2}));
+    FileTensor s2 = tensor(ElemType::Int64, {2}, {-1, 4});
+    EXPECT_EQ(shape_of(node("Reshape", 2), 14, {&x, &s2}), std::vector<int64_t>({6, 4}));
+    EXPECT_EQ(shape_of(node("Flatten", 1, {int_attr("axis", -1)}), 13, {&x}), std::vector<int64_t>({6, 4}));
+    EXPECT_EQ(shape_of(node("Flatten", 1, {int_attr("axis", 0)}), 13, {&x}), std::vector<int64_t>({1, 24}));
+    FileTensor y = tensor(ElemType::Float32, {1, 3, 1, 5}), ax = tensor(ElemType::Int64, {1}, {-2});
+    EXPECT_EQ(shape_of(node("Squeeze", 2), 13, {&y, &ax}), std::vector<int64_t>({1, 3, 5}));
+    EXPECT_EQ(shape_of(node("Squeeze", 1), 13, {&y}), std::vector<int64_t>({3, 5}));
+    FileTensor ax2 = tensor(ElemType::Int64, {2}, {3, 0});
+    EXPECT_EQ(shape_of(node("Unsqueeze", 2), 13, {&x, &ax2}), std::vector<int64_t>({1, 2, 3, 1, 4}));
+    EXPECT_EQ(shape_of(node("Identity", 1), 16, {&x}), std::vector<int64_t>({2, 3, 4}));
+    EXPECT_EQ(shape_of(node("Dropout", 1, {int_attr("seed", 0)}), 13, {&x}), std::vector<int64_t>({2, 3, 4}));
+    // Training-mode Dropout with a ratio is random; its mask is bool.
+    FileTensor r = tensor(ElemType::Float32, {}, {0.5}), t = tensor(ElemType::Bool, {});
+    t.data = {1};
+    EXPECT_NE(map_onnx_node(node("Dropout", 3), 13, {&x, &r, &t}).skip.find("training mode"), std::string::npos);
+    OnnxNode masked = node("Dropout", 1);
+    masked.outputs.push_back("mask");
+    EXPECT_NE(map_onnx_node(masked, 13, {&x}).skip.find("mask output (bool)"), std::string::npos);
+    // A squeezed dimension that is not 1.
+    FileTensor ax0 = tensor(ElemType::Int64, {1}, {1});
+    EXPECT_EQ(map_onnx_node(node("Squeeze", 2), 13, {&y, &ax0}).skip, "Squeeze: dimension 1 is 3, not 1");
+}
+
+TEST(OnnxOps, UnknownOperatorsAreNamed) {
+    FileTensor x = tensor(ElemType::Float32, {3});
+    EXPECT_EQ(map_onnx_node(node("Conv", 2), 11, {&x, &x}).skip, "operator Conv is not supported yet");
+    OnnxNode ms = node("Relu", 1);
+    ms.domain = "com.microsoft";
+    EXPECT_EQ(map_onnx_node(ms, 11, {&x}).skip,
+              "operator com.microsoft.Relu (domain 'com.microsoft') is not supported");
+}
+
+} // namespace
