@@ -184,9 +184,19 @@ PGresult *PgConnection::checked(PGresult *res, const std::string &what) {
     if (msg == "no message from libpq") {
         msg = one_line(PQerrorMessage(conn_));
     }
+    // A lost server: the connection's status says so, or (a server stopped
+    // under a session whose status libpq has not updated yet) the error is a
+    // connection exception (SQLSTATE class 08), an operator intervention that
+    // ends sessions (57P01-57P03), or libpq's own report of a closed socket.
+    const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
+    const std::string sqlstate = state ? state : "";
+    const bool gone = PQstatus(conn_) != CONNECTION_OK || sqlstate.rfind("08", 0) == 0 ||
+                      sqlstate.rfind("57P", 0) == 0 ||
+                      (sqlstate.empty() && (msg.find("server closed the connection") != std::string::npos ||
+                                            msg.find("no connection to the server") != std::string::npos));
     PQclear(res);
     std::string short_what = what.substr(0, 80);
-    if (PQstatus(conn_) != CONNECTION_OK) {
+    if (gone) {
         bool commit = what == "COMMIT";
         throw DatabaseError("lost the connection to the PostgreSQL server of " + path_ + " (" + short_what +
                             "): " + msg +

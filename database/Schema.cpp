@@ -101,6 +101,15 @@ CREATE TABLE tune_tasks (
 );
 CREATE INDEX tune_tasks_claim ON tune_tasks (campaign_id, state, id);
 )sql",
+    // v4: a campaign's coordinator (scheduler/Campaign.h) keeps a lease on the
+    // campaign while it may still queue tasks and closes it when it is done, so
+    // a worker can tell a drained campaign from one whose coordinator is only
+    // waiting for results; tune_tasks_state serves claims across campaigns.
+    R"sql(
+ALTER TABLE tune_campaigns ADD COLUMN closed INTEGER NOT NULL DEFAULT 0 CHECK (closed IN (0, 1));
+ALTER TABLE tune_campaigns ADD COLUMN coordinator_expires_ms INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX tune_tasks_state ON tune_tasks (state, id);
+)sql",
 };
 static_assert(sizeof(kSqliteSteps) / sizeof(kSqliteSteps[0]) == kSchemaVersion, "one step per schema version");
 
@@ -189,6 +198,12 @@ CREATE TABLE tune_tasks (
   UNIQUE (campaign_id, task_key)
 );
 CREATE INDEX tune_tasks_claim ON tune_tasks (campaign_id, state, id);
+)sql",
+    // v4
+    R"sql(
+ALTER TABLE tune_campaigns ADD COLUMN closed INTEGER NOT NULL DEFAULT 0 CHECK (closed IN (0, 1));
+ALTER TABLE tune_campaigns ADD COLUMN coordinator_expires_ms BIGINT NOT NULL DEFAULT 0;
+CREATE INDEX tune_tasks_state ON tune_tasks (state, id);
 )sql",
 };
 static_assert(sizeof(kPostgresSteps) / sizeof(kPostgresSteps[0]) == kSchemaVersion, "one step per schema version");

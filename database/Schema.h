@@ -18,7 +18,7 @@
 namespace tessel::db {
 
 /** The newest schema this program understands. */
-constexpr int kSchemaVersion = 3;
+constexpr int kSchemaVersion = 4;
 
 /** Throws DatabaseError if `path` exists, is not empty and does not start with
  * the SQLite header; reads the file only (it is never written). */

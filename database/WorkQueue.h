@@ -45,6 +45,16 @@ struct CampaignSummary {
     std::string name;
     CampaignStatus status;
     std::optional<ResultRecord> best; // over the results of its done tasks
+    bool closed = false;              // its coordinator queues nothing more (v4)
+    bool coordinator_alive = false;   // open, and its coordinator's lease has not expired
+};
+
+/** One problem of a campaign: the tasks whose payload has this "problem" (a
+ * string member of the payload JSON; "" for tasks without one). */
+struct ProblemSummary {
+    std::string problem;
+    CampaignStatus status;
+    std::optional<ResultRecord> best; // fastest verified result of its done tasks
 };
 
 class WorkQueue {
@@ -56,7 +66,8 @@ public:
     /** Queues a task; false when the campaign already has `key` (nothing changes). */
     bool enqueue(int64_t campaign_id, const std::string &key, const std::string &payload_json);
     /** Claims the campaign's oldest claimable task (queued, or running with an
-     * expired lease) for `owner` with a lease of `lease_ms`; nullopt when none. */
+     * expired lease) for `owner` with a lease of `lease_ms`; nullopt when none.
+     * campaign_id 0: the oldest claimable task of any campaign. */
     std::optional<TaskRecord> claim(int64_t campaign_id, const std::string &owner, int64_t lease_ms);
     /** Extends the claim's lease to `lease_ms` from now; false when the claim
      * no longer holds the task (it expired and another worker took it). */
@@ -68,7 +79,32 @@ public:
     /** Marks the task failed with `error` if the claim still holds it. */
     bool fail(const TaskRecord &claimed, const std::string &error);
 
+    /** The campaign's coordinator is alive for `lease_ms` more (and the campaign
+     * open again if it was closed): workers wait for its tasks meanwhile. */
+    void coordinator_heartbeat(int64_t campaign_id, int64_t lease_ms);
+    /** The coordinator will queue nothing more: once no task is queued or
+     * running, the campaign is drained. */
+    void close_campaign(int64_t campaign_id);
+    /** The id of the campaign named `name`, if there is one. */
+    std::optional<int64_t> find_campaign(const std::string &name);
+    /** True when no more work will come to a worker of this campaign (0: of
+     * any campaign): no task is queued or running, and each campaign is closed
+     * or its coordinator's lease has expired. */
+    bool drained(int64_t campaign_id);
+    /** Removes a task no worker holds: queued, or (expired_for_ms >= 0) running
+     * with a lease that expired more than expired_for_ms ago. false, with
+     * nothing changed, when a worker holds it or it finished. */
+    bool withdraw(int64_t task_id, int64_t expired_for_ms = -1);
+    /** The campaign's task with `key`, if there is one. */
+    std::optional<TaskRecord> task(int64_t campaign_id, const std::string &key);
+    /** Workers holding an unexpired claim on a task of the campaign (distinct owners). */
+    int64_t workers(int64_t campaign_id);
+    /** The tasks with these ids (those that exist), by id. */
+    std::vector<TaskRecord> tasks_by_id(const std::vector<int64_t> &ids);
+
     CampaignStatus status(int64_t campaign_id);
+    /** The campaign's problems in order of their first task, each with its progress and best. */
+    std::vector<ProblemSummary> problems(int64_t campaign_id);
     /** Every campaign by id (or the one named `name`), with progress and best so far. */
     std::vector<CampaignSummary> campaigns(const std::string &name = "");
     /** Every task of the campaign, by id. */

@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -98,6 +99,7 @@ bool spawn_worker(const CompileRequest &req, uint64_t seed, const std::function<
         return false;
     }
     std::fflush(nullptr); // nothing buffered is written twice
+    const pid_t parent = getpid();
     const pid_t child = fork();
     if (child < 0) {
         close(p[0]);
@@ -105,6 +107,12 @@ bool spawn_worker(const CompileRequest &req, uint64_t seed, const std::function<
         return false;
     }
     if (child == 0) {
+        // A measurement outlives no tuner or tune-worker: killed with its parent
+        // (already gone if the parent died before this line).
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) {
+            _exit(3);
+        }
         close(p[0]);
         if (hook) {
             hook();
@@ -207,6 +215,10 @@ public:
     // runs while it forks) waits on the pipes, kills a worker past its timeout
     // and records whatever happened to it.
     void run_workers() {
+        if (o_.executor) {
+            run_executor(*o_.executor);
+            return;
+        }
         struct Running {
             Worker w;
             Candidate c;
@@ -268,6 +280,38 @@ public:
                 record(m);
             }
             running = std::move(still);
+        }
+    }
+
+    // The measurement loop over an executor (a campaign's work queue): start
+    // candidates while it has room, record what comes back; at the budget's
+    // end (or a cancel) it tells the executor, which drops what no worker
+    // measures yet; then (and at --max, or with no candidate left) it waits
+    // for the rest.
+    void run_executor(MeasureExecutor &x) {
+        bool exhausted = false, stopped = false;
+        for (;;) {
+            while (!exhausted && !stop_requested() && x.has_capacity()) {
+                std::optional<Candidate> next = next_candidate();
+                if (!next) {
+                    exhausted = true;
+                    break;
+                }
+                started_++;
+                x.start(unmeasured(*next), measure_request(*next));
+            }
+            // Out of time (or cancelled): what no worker has claimed is dropped.
+            // --max reached or no candidate left: what is queued is still measured.
+            if (!stopped && (elapsed() >= o_.budget_s || (o_.cancel && o_.cancel->load()))) {
+                stopped = true;
+                x.stop();
+            }
+            if (x.in_flight() == 0 && (exhausted || stop_requested())) {
+                return;
+            }
+            for (Measurement &m : x.collect(200)) {
+                record(m);
+            }
         }
     }
 
@@ -394,6 +438,14 @@ private:
         return next_ranked();
     }
 
+    // The compile-facade request that measures `c`, with the tuner's simulation budget.
+    CompileRequest measure_request(const Candidate &c) const {
+        CompileRequest req = request_for(space_, c, o_.arch);
+        req.max_instructions = o_.max_instructions;
+        req.max_cycles = o_.max_cycles;
+        return req;
+    }
+
     // A measurement of `c` with its schedule and prediction but no result yet.
     Measurement unmeasured(const Candidate &c) const {
         Measurement m;
@@ -407,33 +459,10 @@ private:
 
     void record(Measurement &m) {
         m.at_seconds = elapsed();
-        if (store_) {
+        if (store_ && !(o_.executor && o_.executor->records())) {
             const Problem &p = space_.problem();
-            db::RunRecord rr;
-            rr.generator = p.generator;
-            rr.params_json = params_json_;
-            rr.arch_name = p.arch.name;
-            rr.arch_json = arch_json_;
-            rr.arch_hash = arch_hash_;
-            rr.schedule_json = m.schedule_json;
-            rr.schedule_hash = m.schedule_hash;
-            rr.origin = "tuner";
-            rr.note = m.candidate.describe();
-            rr.result.predicted_cycles = static_cast<int64_t>(m.predicted_cycles);
-            if (m.cycles > 0) {
-                rr.result.simulated_cycles = m.cycles;
-                rr.result.efficiency = m.efficiency;
-            }
-            if (m.t_phys_cycles > 0) {
-                rr.result.t_phys_cycles = m.t_phys_cycles;
-            }
-            rr.result.verified = m.verified;
-            if (m.cycles > 0) {
-                rr.result.max_error = m.max_error;
-            }
-            rr.result.compile_ms = m.compile_ms;
-            rr.result.error_text = m.error;
-            rr.result.tool_version = "tessel-tune 0.1";
+            db::RunRecord rr = tuner_run_record(m, m.candidate.describe(), p.generator, params_json_, p.arch.name,
+                                                arch_json_, arch_hash_);
             try {
                 store_->record_run(rr);
             } catch (const std::exception &e) { // keep searching; the result is still returned
@@ -508,7 +537,39 @@ bool better(const Measurement &a, const Measurement &b, const std::string &objec
     return a.cycles < b.cycles;
 }
 
-Measurement measure_isolated(const CompileRequest &req, uint64_t seed, double timeout_s) {
+db::RunRecord tuner_run_record(const Measurement &m, const std::string &note, const std::string &generator,
+                               const std::string &params_json, const std::string &arch_name,
+                               const std::string &arch_json, const std::string &arch_hash) {
+    db::RunRecord rr;
+    rr.generator = generator;
+    rr.params_json = params_json;
+    rr.arch_name = arch_name;
+    rr.arch_json = arch_json;
+    rr.arch_hash = arch_hash;
+    rr.schedule_json = m.schedule_json;
+    rr.schedule_hash = m.schedule_hash;
+    rr.origin = "tuner";
+    rr.note = note;
+    rr.result.predicted_cycles = static_cast<int64_t>(m.predicted_cycles);
+    if (m.cycles > 0) {
+        rr.result.simulated_cycles = m.cycles;
+        rr.result.efficiency = m.efficiency;
+    }
+    if (m.t_phys_cycles > 0) {
+        rr.result.t_phys_cycles = m.t_phys_cycles;
+    }
+    rr.result.verified = m.verified;
+    if (m.cycles > 0) {
+        rr.result.max_error = m.max_error;
+    }
+    rr.result.compile_ms = m.compile_ms;
+    rr.result.error_text = m.error;
+    rr.result.tool_version = "tessel-tune 0.1";
+    return rr;
+}
+
+Measurement measure_isolated(const CompileRequest &req, uint64_t seed, double timeout_s,
+                             const std::function<bool()> &keep_going) {
     Measurement m;
     m.schedule_json = schedule_to_json(req.schedule);
     m.schedule_hash = schedule_hash(req.schedule);
@@ -520,7 +581,7 @@ Measurement measure_isolated(const CompileRequest &req, uint64_t seed, double ti
     for (;;) {
         int wait_ms = 200;
         if (timeout_s > 0) {
-            wait_ms = std::max(0, static_cast<int>(std::ceil((timeout_s - age_s(w)) * 1000)));
+            wait_ms = std::min(wait_ms, std::max(0, static_cast<int>(std::ceil((timeout_s - age_s(w)) * 1000))));
         }
         pollfd fd{w.fd, POLLIN, 0};
         if (poll(&fd, 1, wait_ms) < 0 && errno != EINTR) {
@@ -530,6 +591,15 @@ Measurement measure_isolated(const CompileRequest &req, uint64_t seed, double ti
         const bool late = !done && timeout_s > 0 && age_s(w) >= timeout_s;
         if (done || late) {
             reap_worker(w, late ? timeout_s : 0, m);
+            return m;
+        }
+        if (keep_going && !keep_going()) {
+            kill(w.pid, SIGKILL);
+            close(w.fd);
+            while (waitpid(w.pid, nullptr, 0) < 0 && errno == EINTR) {
+            }
+            m.verified = false;
+            m.error = "measurement abandoned: the worker was told to stop";
             return m;
         }
     }

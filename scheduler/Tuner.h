@@ -13,6 +13,7 @@
 // loads the measured schedule hashes and the best verified result and never
 // measures a schedule again.
 
+#include "database/ScheduleStore.h"
 #include "dsl/Compile.h"
 #include "scheduler/CostModel.h"
 #include "scheduler/SearchSpace.h"
@@ -50,6 +51,28 @@ struct TuneProgress {
     double elapsed_s = 0, budget_s = 0;
 };
 
+/** Where the tuner's measurements run when they are not its own forked
+ * workers: scheduler/Campaign.h's work queue in the schedule database, whose
+ * workers (tessel tune-worker) measure and record anywhere. The tuning thread
+ * starts candidates while has_capacity(), and records what collect() returns. */
+class MeasureExecutor {
+public:
+    virtual ~MeasureExecutor() = default;
+    /** Whether another candidate may be started now. */
+    virtual bool has_capacity() = 0;
+    /** Starts measuring `m` (schedule, hash, prediction filled; no result) with `req`. */
+    virtual void start(const Measurement &m, const CompileRequest &req) = 0;
+    /** Started measurements not yet returned by collect(). */
+    virtual size_t in_flight() const = 0;
+    /** The measurements that finished (results filled), waiting up to `wait_ms` for one. */
+    virtual std::vector<Measurement> collect(int wait_ms) = 0;
+    /** No more candidates will be started: drop what nobody measures yet; the
+     * rest still comes through collect(). */
+    virtual void stop() = 0;
+    /** True when the results are already in the schedule database (the tuner must not record them again). */
+    virtual bool records() const = 0;
+};
+
 struct TuneOptions {
     std::string generator;
     ParamMap params;             // overrides of the generator's defaults
@@ -79,6 +102,9 @@ struct TuneOptions {
     // Called in the worker process before it measures (tests make a candidate crash or hang).
     std::function<void(const Candidate &)> worker_hook;
     const std::atomic<bool> *cancel = nullptr;
+    // When set, candidates are measured by it (a tuning campaign's work queue)
+    // instead of forked workers; jobs and worker_hook do not apply.
+    MeasureExecutor *executor = nullptr;
 };
 
 struct TuneResult {
@@ -103,7 +129,17 @@ CompileRequest request_for(const SearchSpace &space, const Candidate &c, const s
  * tuner measures a candidate: a fresh compile state every time, and a crash or a
  * run past `timeout_s` (> 0) is the result's error. The candidate and prediction
  * are left empty. */
-Measurement measure_isolated(const CompileRequest &req, uint64_t seed, double timeout_s = 0);
+Measurement measure_isolated(const CompileRequest &req, uint64_t seed, double timeout_s = 0,
+                             const std::function<bool()> &keep_going = nullptr);
+// keep_going (when set) is called at least every 200 ms while the worker
+// process measures; when it returns false the worker is killed and the result's
+// error says the measurement was abandoned (a tune-worker whose lease was lost).
+
+/** The schedule database record of a tuner's measurement of a problem (what
+ * every tuning run writes, locally or through a campaign's workers). */
+db::RunRecord tuner_run_record(const Measurement &m, const std::string &note, const std::string &generator,
+                               const std::string &params_json, const std::string &arch_name,
+                               const std::string &arch_json, const std::string &arch_hash);
 
 /** Whether `a` is a better result than `b`: verified first, then (objective
  * "efficiency") higher efficiency, then fewer cycles; or (objective "cycles")

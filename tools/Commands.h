@@ -36,6 +36,7 @@ Command add_run_command(CLI::App &root, GlobalOptions &g);
 Command add_bench_command(CLI::App &root, GlobalOptions &g);
 Command add_sim_command(CLI::App &root, GlobalOptions &g);
 Command add_tune_command(CLI::App &root, GlobalOptions &g);
+Command add_tune_worker_command(CLI::App &root, GlobalOptions &g);
 
 Command add_db_command(CLI::App &root, GlobalOptions &g);
 Command add_export_command(CLI::App &root, GlobalOptions &g);

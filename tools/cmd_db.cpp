@@ -229,6 +229,25 @@ int run_campaign_status(ScheduleStore &s, const DbOptions &o) {
         std::cout << "campaign #" << c.id << " " << c.name << ": " << st.queued + st.running + st.done + st.failed
                   << " task(s): " << st.queued << " queued, " << st.running << " running, " << st.done << " done, "
                   << st.failed << " failed\n";
+        std::cout << "  coordinator: "
+                  << (c.closed ? "finished (the campaign is closed)"
+                      : c.coordinator_alive ? "running"
+                                            : "not running (its lease expired: rerun its tessel tune to resume)")
+                  << "\n";
+        for (const ProblemSummary &p : q.problems(c.id)) {
+            if (p.problem.empty()) {
+                continue; // tasks queued without a problem (not by tessel tune)
+            }
+            const CampaignStatus &ps = p.status;
+            std::cout << "  problem " << p.problem << ": " << ps.queued << " queued, " << ps.running << " running, "
+                      << ps.done << " done, " << ps.failed << " failed; ";
+            if (p.best) {
+                std::cout << "best so far " << opt_text(p.best->simulated_cycles) << " cycles (schedule "
+                          << p.best->schedule_hash << ")\n";
+            } else {
+                std::cout << "no verified result yet\n";
+            }
+        }
         if (c.best) {
             std::cout << "  best so far: schedule " << c.best->schedule_hash << ", " << opt_text(c.best->simulated_cycles)
                       << " cycles: " << c.best->generator << " (" << params_to_text(c.best->params_json) << ") on "

@@ -10,7 +10,9 @@
 #include "dsl/Compile.h"
 #include "npu_target/common/Error.h"
 #include "npu_target/common/InputFile.h"
+#include "scheduler/Campaign.h"
 #include "scheduler/Tuner.h"
+#include "tools/Campaigns.h"
 
 #include <atomic>
 #include <csignal>
@@ -33,32 +35,15 @@ struct TuneCliOptions {
     std::string generator, params, arch = "ascend-like", budget = "60s", timeout = "300s", db, out, hand,
         objective = "efficiency";
     std::string samples = std::string(TESSEL_SOURCE_DIR) + "/samples";
+    std::string campaign, campaign_name, lease = "30s"; // a tuning campaign (docs/campaigns.md)
+    int in_flight = 0;
     int jobs = 1, seeds = 8, max = 0;
     uint64_t seed = 1;
     uint64_t max_instructions = sim::kDefaultMaxInstructions, max_cycles = sim::kDefaultMaxCycles;
     bool random = false, no_db = false, quiet = false;
 };
 
-double parse_duration(const std::string &option, const std::string &text) {
-    size_t used = 0;
-    double v = 0;
-    try {
-        v = std::stod(text, &used);
-    } catch (const std::exception &) {
-        throw UserError(option + " " + text + ": expected a duration such as 60s, 2m or 90");
-    }
-    const std::string unit = text.substr(used);
-    if (unit.empty() || unit == "s") {
-        return v;
-    }
-    if (unit == "m" || unit == "min") {
-        return v * 60;
-    }
-    if (unit == "h") {
-        return v * 3600;
-    }
-    throw UserError(option + " " + text + ": unknown unit '" + unit + "' (use s, m or h)");
-}
+using sched::parse_duration;
 
 bool file_exists(const std::string &path) {
     struct stat st;
@@ -120,7 +105,10 @@ std::string fmt_eta(double s) {
     return buf;
 }
 
-int run_tune(const TuneCliOptions &o) {
+int run_tune(const TuneCliOptions &o, const GlobalOptions &g) {
+    if (o.generator.empty() && o.campaign.empty()) {
+        throw UserError("tune: which problem? give -g/--generator (with -p and --arch) or --campaign FILE");
+    }
     sched::TuneOptions t;
     t.generator = o.generator;
     t.params = parse_params(o.params);
@@ -136,6 +124,23 @@ int run_tune(const TuneCliOptions &o) {
     t.random_search = o.random;
     t.objective = o.objective;
     t.db_path = o.no_db ? "" : (o.db.empty() ? db::ScheduleStore::default_path() : o.db);
+    // A PostgreSQL database or a campaign file: this process coordinates a
+    // campaign whose workers measure anywhere (cmd_campaign.cpp).
+    if (!o.campaign.empty() || db::is_postgres_url(t.db_path)) {
+        if (t.db_path.empty()) {
+            throw UserError("tune: a campaign lives in a database: --campaign does not go with --no-db");
+        }
+        CoordinatorCli c;
+        c.campaign_file = o.campaign;
+        c.name = o.campaign_name;
+        c.out = o.out;
+        c.jobs = std::max(0, o.jobs);
+        c.lease_s = parse_duration("--lease", o.lease);
+        c.in_flight = o.in_flight;
+        c.quiet = o.quiet;
+        c.generator_libs = g.generator_libs;
+        return run_coordinator(t, c);
+    }
     const bool tty = isatty(fileno(stderr));
     if (!o.quiet) {
         t.on_progress = [&](const sched::TuneProgress &p) {
@@ -222,12 +227,12 @@ int run_tune(const TuneCliOptions &o) {
 
 } // namespace
 
-Command add_tune_command(CLI::App &root, GlobalOptions &) {
+Command add_tune_command(CLI::App &root, GlobalOptions &g) {
     auto o = std::make_shared<TuneCliOptions>();
     Command c;
     c.app = root.add_subcommand("tune", "Search legal schedules for the fastest verified one (cost model + simulator), "
                                         "recording every candidate in the schedule database");
-    c.app->add_option("-g,--generator", o->generator, "generator name (tessel list)")->required();
+    c.app->add_option("-g,--generator", o->generator, "generator name (tessel list)");
     c.app->add_option("-p,--params", o->params, "generator parameters K=V,K=V");
     c.app->add_option("--arch", o->arch, "NPU preset or ArchSpec JSON file")->capture_default_str();
     c.app->add_option("--budget", o->budget, "time budget: 60s, 2m, ...")->capture_default_str();
@@ -248,7 +253,17 @@ Command add_tune_command(CLI::App &root, GlobalOptions &) {
     c.app->add_option("--hand", o->hand, "hand schedule to compare with (default: the samples' one for the problem)");
     c.app->add_option("--samples", o->samples, "the samples directory")->capture_default_str();
     c.app->add_flag("-q,--quiet", o->quiet, "no progress line");
-    c.run = [o] { return run_tune(*o); };
+    c.app->add_option("--campaign", o->campaign, "a campaign file: many problems queued at once for tessel tune-worker "
+                                                 "processes anywhere (docs/campaigns.md)");
+    c.app->add_option("--campaign-name", o->campaign_name, "the campaign's name (default: the file's, or one made "
+                                                           "from the problem); a rerun of a name resumes it");
+    c.app->add_option("--lease", o->lease, "a campaign's coordinator lease: workers wait for its tasks while it is "
+                                           "renewed (every third of it)")
+        ->capture_default_str();
+    c.app->add_option("--in-flight", o->in_flight, "a campaign's tasks queued or running at once (0: 8, or two per "
+                                                   "busy worker)")
+        ->capture_default_str();
+    c.run = [o, &g] { return run_tune(*o, g); };
     return c;
 }
 

@@ -43,6 +43,7 @@ int main(int argc, char **argv) {
     commands.push_back(cli::add_bench_command(app, global));
     commands.push_back(cli::add_sim_command(app, global));
     commands.push_back(cli::add_tune_command(app, global));
+    commands.push_back(cli::add_tune_worker_command(app, global));
     commands.push_back(cli::add_db_command(app, global));
     commands.push_back(cli::add_export_command(app, global));
     commands.push_back(cli::add_onnx_test_command(app, global));

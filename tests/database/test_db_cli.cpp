@@ -271,7 +271,7 @@ TEST_F(DbCliPostgres, ErrorBadUrlServerDownNewerSchema) {
     cluster->admin_exec("UPDATE tessel_schema SET version = 9", url.substr(14, url.find('?') - 14));
     Result n = tessel_cli("db list --db " + q(url));
     EXPECT_EQ(n.code, 1);
-    EXPECT_EQ(n.err, "tessel: error: " + url + " has schema version 9; this tessel understands up to 3: upgrade tessel\n");
+    EXPECT_EQ(n.err, "tessel: error: " + url + " has schema version 9; this tessel understands up to 4: upgrade tessel\n");
 }
 
 /** A campaign of three tasks: one done (500 cycles), one failed, one queued. */

@@ -164,7 +164,7 @@ TEST(PgServerStop, ErrorServerStoppedMidRunLosesNothingCommitted) {
 TEST_F(Postgres, ErrorNewerSchemaRefusedAndUntouched) {
     ScheduleStore::open(url).record_run(make_run(1, 100));
     cluster->admin_exec("UPDATE tessel_schema SET version = 7", db_name(url));
-    std::string want = url + " has schema version 7; this tessel understands up to 3: upgrade tessel";
+    std::string want = url + " has schema version 7; this tessel understands up to 4: upgrade tessel";
     EXPECT_EQ(open_error(url), want);
     EXPECT_EQ(open_error(url, true), want);
     PgConnection c(url);

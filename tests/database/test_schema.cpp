@@ -88,7 +88,7 @@ TEST(Schema, MigratesV2FixtureWithData) {
     auto dir = fresh_dir("migrate_v2");
     load_dump(dir / "old.db", fixture("schema_v2.sql"));
     ScheduleStore store = ScheduleStore::open((dir / "old.db").string());
-    EXPECT_EQ(schema_version(store.connection()), 3);
+    EXPECT_EQ(schema_version(store.connection()), kSchemaVersion);
     EXPECT_EQ(store.connection().query_int("SELECT count(*) FROM tune_tasks"), 0) << "v3's queue tables exist";
     EXPECT_EQ(store.connection().query_int("SELECT count(*) FROM tune_campaigns"), 0);
     ASSERT_EQ(store.results().size(), 4u);
@@ -96,6 +96,25 @@ TEST(Schema, MigratesV2FixtureWithData) {
     auto best = store.best("gemm", R"({"K":"256","M":"256","N":"256","dtype":"fp16"})", "0123456789abcdef");
     ASSERT_TRUE(best);
     EXPECT_EQ(best->simulated_cycles, 48000);
+}
+
+TEST(Schema, MigratesV3FixtureWithData) {
+    auto dir = fresh_dir("migrate_v3");
+    load_dump(dir / "old.db", fixture("schema_v3.sql"));
+    {
+        SqliteConnection c((dir / "old.db").string(), SqliteConnection::Mode::ReadOnly);
+        ASSERT_EQ(schema_version(c), 3);
+        ASSERT_FALSE(has_column(c, "tune_campaigns", "closed"));
+    }
+    ScheduleStore store = ScheduleStore::open((dir / "old.db").string());
+    EXPECT_EQ(schema_version(store.connection()), kSchemaVersion);
+    EXPECT_TRUE(has_column(store.connection(), "tune_campaigns", "closed"));
+    EXPECT_TRUE(has_column(store.connection(), "tune_campaigns", "coordinator_expires_ms"));
+    // The v3 campaign is open with no live coordinator; its tasks are kept.
+    EXPECT_EQ(store.connection().query_int("SELECT closed + coordinator_expires_ms FROM tune_campaigns WHERE id = 1"), 0);
+    EXPECT_EQ(store.connection().query_int("SELECT count(*) FROM tune_tasks WHERE state = 'queued'"), 1);
+    EXPECT_EQ(store.connection().query_int("SELECT result_id FROM tune_tasks WHERE task_key = 'k1'"), 4);
+    ASSERT_EQ(store.results().size(), 4u);
 }
 
 TEST(Schema, FixturesMatchTheirSteps) {
@@ -109,7 +128,7 @@ TEST(Schema, FixturesMatchTheirSteps) {
         }
         return out;
     };
-    for (int v : {1, 2}) {
+    for (int v : {1, 2, 3}) {
         SqliteConnection fresh(":memory:", SqliteConnection::Mode::ReadWriteCreate);
         migrate(fresh, v);
         SqliteConnection old(":memory:", SqliteConnection::Mode::ReadWriteCreate);
@@ -145,7 +164,7 @@ TEST(Schema, ErrorNewerVersionRefused) {
     }
     std::string before = read_bytes(path);
     EXPECT_EQ(open_error(path),
-              path.string() + " has schema version 7; this tessel understands up to 3: upgrade tessel");
+              path.string() + " has schema version 7; this tessel understands up to 4: upgrade tessel");
     EXPECT_EQ(read_bytes(path), before);
 }
 
