@@ -2,6 +2,7 @@
 #   make demo   install what is missing, build (Release, build/), run the main job
 #   make test   the same set-up, then the whole test suite through ctest
 #   make bench  the same set-up, then every sample on every preset (docs/BENCHMARKS.md)
+#   make onnx-bench  the ONNX backend node tests in scope on every preset (docs/onnx.md)
 #   make test-sanitize  the whole suite built with ASan + UBSan, in build-asan/ (docs/hardening.md);
 #               make test-sanitize-compile-path: the compile-path suites only (the end of make test)
 #   make fuzz   the libFuzzer harnesses, FUZZ_TIME seconds each (fuzz/README.md);
@@ -19,7 +20,7 @@ PACKAGES := build-essential cmake ccache libhalide14-0-dev nlohmann-json3-dev \
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps configure build demo test bench clean test-sanitize test-sanitize-compile-path fuzz fuzz-build fuzz-replay
+.PHONY: all deps configure build demo test bench onnx-bench clean test-sanitize test-sanitize-compile-path fuzz fuzz-build fuzz-replay
 
 all: build
 
@@ -47,6 +48,14 @@ demo: build
 
 bench: build
 	./$(BUILD)/bin/tessel bench --all
+
+# The ONNX 1.12 backend node tests of graph/onnx_node_scope.txt on each preset (docs/onnx.md,
+# docs/BENCHMARKS.md); reports in $(BUILD)/onnx-test-PRESET.json.
+onnx-bench: build
+	@rc=0; for a in ascend-like gemmini-like auto-int8; do \
+	  ./$(BUILD)/bin/tessel onnx-test --arch $$a --scope graph/onnx_node_scope.txt \
+	    --report $(BUILD)/onnx-test-$$a.json /usr/include/onnx/backend/test/data/node || rc=1; \
+	done; exit $$rc
 
 test: build
 	cd $(BUILD) && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j $(JOBS)
