@@ -401,12 +401,25 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
                              "its arithmetic runs as scalar code; define the output as a copy of the last stage");
     }
     const size_t rank = oshape.shape.size();
-    const std::string outer = out->vars.back();
-    const int64_t H = oshape.shape.back();
-    const int64_t row = product(oshape.shape, 0, rank - 1); // elements of one step of the outer dimension
+    // The band dimension: the outermost one with more than one step (an ONNX tensor's
+    // leading batch of 1 would give one band of everything). bd == 0: bands of elements.
+    size_t bd = rank ? rank - 1 : 0;
+    while (bd > 0 && oshape.shape[bd] <= 1) {
+        bd--;
+    }
+    if (rank == 0 || out->vars.size() != rank) {
+        r.warnings.push_back("Func " + out->name + ": the output's variables do not match its dimensions; not mapped");
+        return false;
+    }
+    const bool flat = bd == 0;
+    const std::string outer = out->vars[bd];
+    const int64_t H = oshape.shape[bd];
+    const int64_t row = product(oshape.shape, 0, bd); // elements of one step of the band dimension
     // Inputs: double-buffered per band; an input of the output's rank is read per band
-    // (with its halo: the rows beyond the output's), any other one whole.
+    // (with its halo: the rows beyond the output's; an input with a whole multiple of the
+    // output's rows, a stride-2 pooling's, reads that many rows a step), any other one whole.
     std::vector<std::pair<const TensorInfo *, int64_t>> ins; // input, halo rows (-1: whole input)
+    std::vector<int64_t> steps;                              // per input: its rows per output row
     std::vector<std::string> read;
     for (const auto &f : p.funcs) {
         for (const DefInfo *d : f.definitions()) {
@@ -423,9 +436,13 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
         if (!t) {
             continue;
         }
-        const int64_t h = t->shape.size() == rank && rank > 1 ? t->shape.back() - H : -1;
-        ins.emplace_back(t, h < 0 && t->shape.size() == rank && rank > 1 ? 0 : h);
-        halo = std::max(halo, ins.back().second);
+        const bool banded = t->shape.size() == rank && !flat;
+        const int64_t in_rows = banded ? t->shape[bd] : 0;
+        const int64_t step = banded && in_rows >= 2 * H ? in_rows / H : 1;
+        const int64_t h = banded ? std::max<int64_t>(0, in_rows - H * step) : -1;
+        ins.emplace_back(t, h);
+        steps.push_back(step);
+        halo = std::max(halo, h);
     }
     std::vector<const FuncInfo *> inter;
     for (const auto &f : p.funcs) {
@@ -438,20 +455,21 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
     const uint64_t align = vl ? std::max(vl->alignment, 1) : 32;
     auto footprint = [&](int64_t R) {
         uint64_t bytes = 0;
-        for (const auto &[t, h] : ins) {
-            const uint64_t n = rank == 1 ? uint64_t(R)
-                               : h < 0   ? uint64_t(product(t->shape, 0, t->shape.size()))
-                                         : uint64_t((R + h) * product(t->shape, 0, rank - 1));
+        for (size_t i = 0; i < ins.size(); i++) {
+            const auto &[t, h] = ins[i];
+            const uint64_t n = flat    ? uint64_t(R)
+                               : h < 0 ? uint64_t(product(t->shape, 0, t->shape.size()))
+                                       : uint64_t((R * steps[i] + h) * product(t->shape, 0, bd));
             bytes += 2 * (n * dtype_bytes(t->dtype) + align);
         }
         for (const FuncInfo *f : inter) {
-            const uint64_t n = rank == 1 ? uint64_t(R) : uint64_t((R + halo) * (row + 2 * halo));
+            const uint64_t n = flat ? uint64_t(R) : uint64_t((R + halo) * (row + 2 * halo));
             bytes += n * std::max(f->bytes, 1) + align;
         }
         return bytes;
     };
     int64_t R = floor_pow2(H >= 4 ? H / 4 : H);
-    if (rank == 1) {
+    if (flat) {
         R = std::min<int64_t>(R, 16384);
     }
     if (max_band > 0) {
@@ -524,7 +542,7 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
         const int64_t pure_extent = f->vars.empty() ? -1 : extent_of(f->vars[0]);
         if (!f->vars.empty()) {
             const int64_t F = pure_extent > 0 ? dividing_lanes(pure_extent, cap)
-                                              : std::min<int64_t>(floor_pow2(rank == 1 ? R : oshape.shape[0]), cap);
+                                              : std::min<int64_t>(floor_pow2(flat ? R : oshape.shape[0]), cap);
             if (F >= 2) {
                 vectorize_dir(f->name + "_vec", *f, -1, f->vars[0], F);
                 vec << (vec.tellp() ? ", " : "") << f->name << " by " << F;
@@ -585,7 +603,7 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
         }
     }
     std::ostringstream os;
-    os << "vector form: bands of " << R << (rank == 1 ? " elements" : " steps") << " of " << out->name << "."
+    os << "vector form: bands of " << R << (bd == 0 ? " elements" : " steps") << " of " << out->name << "."
        << outer << " (of " << H << "); ";
     for (size_t i = 0; i < ins.size(); i++) {
         os << (i ? ", " : "inputs ") << ins[i].first->name;
