@@ -12,6 +12,7 @@
 #include <set>
 #include <thread>
 
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -138,14 +139,23 @@ TEST_P(Concurrency, SigkillMidWriteLosesNoCommittedResult) {
             }
         });
         ::close(fds[1]);
+        // The kill comes 2-60 ms after the writer's first commit, not after its start: how
+        // long opening the store takes (a PostgreSQL connection, a sanitizer build, a loaded
+        // machine) must not decide whether a round writes anything (at most 60 s waited).
+        std::string text;
+        char buf[4096];
+        ssize_t n;
+        pollfd pf{fds[0], POLLIN, 0};
+        while (text.find('\n') == std::string::npos && ::poll(&pf, 1, 60000) > 0 &&
+               (n = ::read(fds[0], buf, sizeof buf)) > 0) {
+            text.append(buf, static_cast<size_t>(n));
+        }
+        ASSERT_NE(text.find('\n'), std::string::npos) << "round " << round << ": the writer committed nothing in 60 s";
         std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<int>(2000, 60000)(rng)));
         ::kill(kid, SIGKILL);
         int status = 0;
         ::waitpid(kid, &status, 0);
         ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-        std::string text;
-        char buf[4096];
-        ssize_t n;
         while ((n = ::read(fds[0], buf, sizeof buf)) > 0) {
             text.append(buf, static_cast<size_t>(n));
         }
@@ -167,7 +177,7 @@ TEST_P(Concurrency, SigkillMidWriteLosesNoCommittedResult) {
             ASSERT_TRUE(present.count(uid)) << "committed result " << uid << " lost in round " << round;
         }
     }
-    EXPECT_GT(committed.size(), 20u) << "the writers should have committed something";
+    EXPECT_GE(committed.size(), 20u) << "every round commits at least once before its kill";
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Concurrency, ::testing::Values("sqlite", "postgres"),

@@ -3,6 +3,7 @@
 // per-instruction work bounds checked at load time and before an instruction's
 // work, argument shapes against GM, the trace cap keeping the summary exact, and
 // the streamed trace equal to the in-memory one.
+#include "tests/common/BuildSlowdown.h"
 #include "SimTestUtil.h"
 
 #include "npu_target/isa/Asm.h"
@@ -100,7 +101,7 @@ TEST(SimBudget, AnInfiniteLoopStopsByTheDefaultBudget) {
     EXPECT_NE(msg.find("simulation exceeded max_instructions = " + std::to_string(sim::kDefaultMaxInstructions)),
               std::string::npos)
         << msg;
-    EXPECT_LT(s, 30.0);
+    EXPECT_LT(s, 30.0 * tessel::test::kBuildSlowdown);
 }
 
 TEST(SimBudget, ScalarCodeIsNamedAndTheWholeRunPredicted) {

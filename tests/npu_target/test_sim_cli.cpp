@@ -1,5 +1,6 @@
 // The built `tessel sim` / `tessel run` against a full disk and a runaway program:
 // exit 1 with a message, never 0 having written nothing, never a hang.
+#include "tests/common/BuildSlowdown.h"
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -27,7 +28,7 @@ std::string read_text(const std::string &path) {
 }
 
 // Runs `tessel <args>` with stdout to `out` (a path) and stderr captured.
-Result tessel(const std::string &args, const std::string &out = "/dev/null") {
+Result run_tessel(const std::string &args, const std::string &out = "/dev/null") {
     std::string err_file = testing::TempDir() + "tessel_sim_cli_" + std::to_string(::getpid()) + ".err";
     std::string cmd = std::string(TESSEL_BIN) + " " + args + " >" + out + " 2>" + err_file;
     auto t0 = std::chrono::steady_clock::now();
@@ -54,27 +55,27 @@ const char *kCopy = ".kernel \"copy\"\n.arg \"x\" uint8 1024 in\n.arg \"y\" uint
 
 TEST(SimCli, TraceToAFullDiskExitsOne) {
     std::string s = write_program("copy", kCopy);
-    Result r = tessel("sim " + s + " --trace /dev/full");
+    Result r = run_tessel("sim " + s + " --trace /dev/full");
     EXPECT_EQ(r.code, 1) << r.err;
     EXPECT_NE(r.err.find("cannot write the trace to '/dev/full'"), std::string::npos) << r.err;
 }
 
 TEST(SimCli, StdoutToAFullDiskExitsOne) {
     std::string s = write_program("copy", kCopy);
-    EXPECT_EQ(tessel("sim " + s).code, 0);
-    Result r = tessel("sim " + s, "/dev/full");
+    EXPECT_EQ(run_tessel("sim " + s).code, 0);
+    Result r = run_tessel("sim " + s, "/dev/full");
     EXPECT_EQ(r.code, 1) << r.err;
     EXPECT_NE(r.err.find("tessel sim: cannot write to standard output"), std::string::npos) << r.err;
 }
 
 TEST(SimCli, AnInfiniteLoopStopsByTheDefaultBudget) {
     std::string s = write_program("spin", ".kernel \"spin\"\nloop: jmp loop\n");
-    Result r = tessel("sim " + s);
+    Result r = run_tessel("sim " + s);
     EXPECT_EQ(r.code, 1) << r.err;
     EXPECT_NE(r.err.find("simulation exceeded max_instructions = 50000000 on core 0 at pc 0 (jmp)"), std::string::npos)
         << r.err;
-    EXPECT_LT(r.seconds, 30.0);
-    r = tessel("sim " + s + " --max-instructions 0 --max-cycles 2000");
+    EXPECT_LT(r.seconds, 30.0 * tessel::test::kBuildSlowdown);
+    r = run_tessel("sim " + s + " --max-instructions 0 --max-cycles 2000");
     EXPECT_EQ(r.code, 1) << r.err;
     EXPECT_NE(r.err.find("simulation exceeded max_cycles = 2000"), std::string::npos) << r.err;
 }
@@ -82,7 +83,7 @@ TEST(SimCli, AnInfiniteLoopStopsByTheDefaultBudget) {
 TEST(SimCli, TheTraceFileIsStreamedAndComplete) {
     std::string s = write_program("copy", kCopy);
     std::string t = testing::TempDir() + "copy_trace_" + std::to_string(::getpid()) + ".json";
-    Result r = tessel("sim " + s + " --trace " + t);
+    Result r = run_tessel("sim " + s + " --trace " + t);
     EXPECT_EQ(r.code, 0) << r.err;
     std::string json = read_text(t);
     EXPECT_EQ(json.rfind("{\"traceEvents\":[", 0), 0u) << json;
@@ -92,7 +93,7 @@ TEST(SimCli, TheTraceFileIsStreamedAndComplete) {
 
 TEST(SimCli, HelpStatesTheDefaultBudgets) {
     std::string out = testing::TempDir() + "sim_help_" + std::to_string(::getpid()) + ".txt";
-    EXPECT_EQ(tessel("sim --help", out).code, 0);
+    EXPECT_EQ(run_tessel("sim --help", out).code, 0);
     std::string help = read_text(out);
     EXPECT_NE(help.find("default 50000000,"), std::string::npos) << help;
     EXPECT_NE(help.find("default 5000000000)"), std::string::npos) << help;

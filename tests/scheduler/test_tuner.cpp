@@ -6,6 +6,7 @@
 #include "database/ScheduleStore.h"
 #include "dsl/Compile.h"
 #include "scheduler/Tuner.h"
+#include "tests/common/BuildSlowdown.h"
 #include "tests/scheduler/SchedTestUtil.h"
 
 #include <gtest/gtest.h>
@@ -31,20 +32,7 @@ std::string temp_db(const std::string &tag) {
 
 const ParamMap kSmallGemm = {{"M", "64"}, {"N", "64"}, {"K", "64"}, {"dtype", "fp16"}};
 
-// How much slower a measurement is in this build: AddressSanitizer (make
-// test-sanitize) makes Halide's lowering and JIT several times slower, so a limit
-// meant to separate a hang from a real measurement scales with it.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr int kBuildSlowdown = 10;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr int kBuildSlowdown = 10;
-#else
-constexpr int kBuildSlowdown = 1;
-#endif
-#else
-constexpr int kBuildSlowdown = 1;
-#endif
+using test::kBuildSlowdown; // a hang's limit scales with the build (tests/common/BuildSlowdown.h)
 
 } // namespace
 
