@@ -540,6 +540,47 @@ bool map_dropout(Ctx &c) {
                     std::string(training ? "training with ratio 0" : "inference") + " Dropout: Y = X, a copy");
 }
 
+// Pow's exponent may have another type than its base (opset 12+). An integer
+// exponent of a float32 base is converted to float32 when every value is exact
+// there (|y| <= 2^24): the result is the same, and the kernel takes one type.
+bool map_pow(Ctx &c) {
+    const FileTensor *x = c.input(0), *y = c.input(1);
+    if (x && x->type != ElemType::Float32 && x->type != ElemType::Float16 && x->type != ElemType::BFloat16) {
+        return c.skip(std::string("Pow of a ") + elem_name(x->type) + " base: supported for float types only");
+    }
+    const bool integer_exponent = y && (y->type == ElemType::Int8 || y->type == ElemType::UInt8 ||
+                                        y->type == ElemType::Int16 || y->type == ElemType::UInt16 ||
+                                        y->type == ElemType::Int32 || y->type == ElemType::UInt32 ||
+                                        y->type == ElemType::Int64 || y->type == ElemType::UInt64);
+    if (!x || x->type != ElemType::Float32 || !integer_exponent) {
+        return map_broadcast(c, "onnx_pow", 2, 2, false);
+    }
+    FileTensor conv;
+    conv.name = y->name;
+    conv.type = ElemType::Float32;
+    conv.dims = y->dims;
+    conv.data.resize(static_cast<size_t>(y->elements()) * 4);
+    for (int64_t i = 0; i < y->elements(); i++) {
+        const double v = element(*y, i);
+        if (!(std::fabs(v) <= 16777216.0)) {
+            return c.skip("Pow: exponent " + number_text(v) + " (" + elem_name(y->type) +
+                          ") is not exact in float32, the base's type");
+        }
+        const float f = static_cast<float>(v);
+        std::memcpy(conv.data.data() + 4 * i, &f, 4);
+    }
+    std::vector<const FileTensor *> in = c.in;
+    in[1] = &conv;
+    Ctx c2{c.node, c.opset, in, {}};
+    if (!map_broadcast(c2, "onnx_pow", 2, 2, false)) {
+        return c.skip(c2.m.skip);
+    }
+    c.m = c2.m;
+    c.m.inputs.at(1).converted = conv;
+    c.m.note = std::string("the ") + elem_name(y->type) + " exponent converted to float32 (exact)";
+    return true;
+}
+
 struct OpEntry {
     const char *onnx;
     std::function<bool(Ctx &)> map;
@@ -563,14 +604,7 @@ const std::vector<OpEntry> &op_table() {
                          }
                          return map_broadcast(c, "onnx_div", 2, 2, false);
                      }});
-        t.push_back({"Pow", [](Ctx &c) {
-                         if (c.input(0) && c.input(0)->type != ElemType::Float32 &&
-                             c.input(0)->type != ElemType::Float16 && c.input(0)->type != ElemType::BFloat16) {
-                             return c.skip(std::string("Pow of a ") + elem_name(c.input(0)->type) +
-                                           " base: supported for float types only");
-                         }
-                         return map_broadcast(c, "onnx_pow", 2, 2, false);
-                     }});
+        t.push_back({"Pow", map_pow});
         t.push_back({"PRelu", [](Ctx &c) { return map_broadcast(c, "onnx_prelu", 2, 2, true); }});
         t.push_back({"Max", [](Ctx &c) { return map_broadcast(c, "onnx_max", 1, 8, false); }});
         t.push_back({"Min", [](Ctx &c) { return map_broadcast(c, "onnx_min", 1, 8, false); }});

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ struct OnnxKernelInput {
     int node_input = 0;          // which node input feeds this kernel input
     std::string name;            // the kernel's input name (X, A, B, ...)
     std::vector<int64_t> dims;   // the kernel's view of it, outermost first (same element count)
+    /** Set when the kernel takes the node input converted to another element type
+     * (Pow's integer exponent as the base's float32, exact): use it instead. */
+    std::optional<FileTensor> converted;
 };
 
 struct OnnxKernelOutput {

@@ -132,7 +132,7 @@ bool run_data_set(const OnnxModel &model, const fs::path &set, const OnnxTestOpt
         const std::string &name = node.inputs[ki.node_input];
         GivenTensor g;
         g.origin = origin.count(name) ? origin[name] : model.path + " (initializer '" + name + "')";
-        g.tensor = viewed(*inputs[ki.node_input], ki.dims, ki.name, g.origin);
+        g.tensor = viewed(ki.converted ? *ki.converted : *inputs[ki.node_input], ki.dims, ki.name, g.origin);
         req.given_inputs.push_back(std::move(g));
     }
     for (const OnnxKernelOutput &ko : m.outputs) {

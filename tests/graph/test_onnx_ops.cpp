@@ -208,6 +208,17 @@ TEST(OnnxOps, BroadcastingMergesDimensionsThatBroadcastAlike) {
               "Add of float32 and int32 inputs: mixed element types are not supported");
     FileTensor i64 = tensor(ElemType::Int64, {5});
     EXPECT_NE(map_onnx_node(node("Max", 2), 13, {&i64, &i64}).skip.find("element type int64"), std::string::npos);
+    // Pow's integer exponent is converted to the float32 base's type when it is exact there.
+    FileTensor e32 = tensor(ElemType::Float32, {3}), yi = tensor(ElemType::Int64, {3}, {2, -3, 4});
+    m = map_onnx_node(node("Pow", 2), 15, {&e32, &yi});
+    ASSERT_TRUE(m.skip.empty()) << m.skip;
+    ASSERT_TRUE(m.inputs.at(1).converted.has_value());
+    EXPECT_EQ(m.inputs.at(1).converted->type, ElemType::Float32);
+    float third = 0;
+    std::memcpy(&third, m.inputs.at(1).converted->data.data() + 4, 4);
+    EXPECT_EQ(third, -3.0f);
+    FileTensor huge = tensor(ElemType::Int64, {1}, {33554432});
+    EXPECT_NE(map_onnx_node(node("Pow", 2), 15, {&e32, &huge}).skip.find("is not exact in float32"), std::string::npos);
     // PRelu's slope broadcasts to X only.
     EXPECT_NE(map_onnx_node(node("PRelu", 2), 16, {&b, &a}).skip.find("does not broadcast to X"), std::string::npos);
 }
