@@ -233,6 +233,9 @@ void check_sqlite_header(const std::string &path) {
     if (path.empty() || path == ":memory:") {
         return;
     }
+    if (sqlite_file_in_use(path)) {
+        return; // checked when it was opened; reading it again would drop our connections' locks
+    }
     std::ifstream in(path, std::ios::binary);
     if (!in) {
         return; // absent: it will be created

@@ -1,5 +1,10 @@
 #include "database/Sqlite.h"
 
+#include <map>
+#include <mutex>
+
+#include <sys/stat.h>
+
 #include <sqlite3.h>
 
 namespace tessel::db {
@@ -56,6 +61,22 @@ std::string SqliteStatement::get_text(int col) const {
 
 } // namespace
 
+namespace {
+
+std::mutex g_open_mu;
+std::map<std::pair<uint64_t, uint64_t>, int> g_open_files; // (device, inode) -> connections
+
+} // namespace
+
+bool sqlite_file_in_use(const std::string &path) {
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0) {
+        return false;
+    }
+    std::lock_guard<std::mutex> lock(g_open_mu);
+    return g_open_files.count({static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)}) > 0;
+}
+
 SqliteConnection::SqliteConnection(const std::string &path, Mode mode) : Connection(path) {
     int flags = SQLITE_OPEN_NOMUTEX;
     switch (mode) {
@@ -71,12 +92,27 @@ SqliteConnection::SqliteConnection(const std::string &path, Mode mode) : Connect
         throw DatabaseError("cannot open " + path + ": " + msg, rc);
     }
     sqlite3_extended_result_codes(db_, 0);
+    struct stat st;
+    if (path != ":memory:" && !path.empty() && stat(path.c_str(), &st) == 0) {
+        dev_ = static_cast<uint64_t>(st.st_dev);
+        ino_ = static_cast<uint64_t>(st.st_ino);
+        std::lock_guard<std::mutex> lock(g_open_mu);
+        g_open_files[{dev_, ino_}]++;
+        registered_ = true;
+    }
 }
 
 SqliteConnection::~SqliteConnection() {
     // Statements are owned by callers and finalized before this runs;
     // sqlite3_close_v2 tolerates any that are not.
     sqlite3_close_v2(db_);
+    if (registered_) {
+        std::lock_guard<std::mutex> lock(g_open_mu);
+        auto it = g_open_files.find({dev_, ino_});
+        if (it != g_open_files.end() && --it->second == 0) {
+            g_open_files.erase(it);
+        }
+    }
 }
 
 void SqliteConnection::check(int rc, const std::string &what) const {

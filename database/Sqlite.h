@@ -7,6 +7,7 @@
 
 #include "database/Connection.h"
 
+#include <cstdint>
 #include <string>
 
 struct sqlite3;
@@ -38,7 +39,16 @@ public:
 
 private:
     sqlite3 *db_ = nullptr;
+    bool registered_ = false; // counted in the process's open files (sqlite_file_in_use)
+    uint64_t dev_ = 0, ino_ = 0;
 };
+
+/** Whether a SqliteConnection of this process has the file `path` open now.
+ * Nothing else may then open and close that file: closing any descriptor of a
+ * file drops every POSIX lock the process holds on it, SQLite's included (a
+ * second connection's header check would otherwise let another process take
+ * the database's exclusive lock, checkpoint and delete the WAL under us). */
+bool sqlite_file_in_use(const std::string &path);
 
 } // namespace tessel::db
 

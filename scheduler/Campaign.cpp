@@ -280,8 +280,17 @@ CampaignResult run_campaign(const CampaignOptions &o) {
     if (!(o.lease_s >= 0.3)) {
         throw UserError("tune: --lease must be at least 0.3 s");
     }
-    for (const TuneOptions &p : o.problems) { // every problem is checked before anything is queued
-        make_problem(p.generator, p.params, load_arch(p.arch));
+    for (size_t i = 0; i < o.problems.size(); i++) { // every problem is checked before anything is queued
+        const TuneOptions &p = o.problems[i];
+        try {
+            make_problem(p.generator, p.params, load_arch(p.arch));
+        } catch (const UserError &e) {
+            if (o.problems.size() == 1) {
+                throw;
+            }
+            throw UserError("tune: campaign '" + o.name + "', problem " + std::to_string(i + 1) + " (" + p.generator +
+                            " on " + p.arch + "): " + e.what());
+        }
     }
     std::optional<db::ScheduleStore> store;
     try {

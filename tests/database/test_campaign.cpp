@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <fstream>
 #include <csignal>
 #include <map>
 #include <random>
@@ -456,4 +457,67 @@ TEST(CampaignServer, AServerGoingAwayMidCampaignLosesNothing) {
     EXPECT_GE(done, 8) << "nothing lost: the first run's 8 (all queued at its start) are done";
     EXPECT_EQ(s.connection().query_int("SELECT count(*) FROM results"), done) << "no duplicate results";
     EXPECT_EQ(s.connection().query_int("SELECT count(DISTINCT schedule_id) FROM results"), done);
+}
+
+TEST(CampaignFile, ManyProblemsOnSqliteWithLocalWorkers) {
+    // Two problems (one generator on two presets) from a file, on SQLite with
+    // two local workers; then the status per problem. (The coordinator's second
+    // connection to the file once dropped its first one's locks by reading the
+    // header: a worker's close then deleted the WAL, and the coordinator never
+    // saw a result; database/Sqlite.h, sqlite_file_in_use.)
+    const std::string file = tmp("two.json"), db = tmp("two.db");
+    std::remove(db.c_str());
+    {
+        std::ofstream f(file);
+        f << R"({"name": "two", "defaults": {"max": 2, "seeds": 2, "params": "M=32,N=32,K=32,dtype=int8"},
+                 "problems": [{"generator": "gemm", "arch": ["gemmini-like", "auto-int8"]}]})";
+    }
+    auto [code, out] = run("tune --campaign " + file + " --db " + db + " --jobs 2 -q", tmp("two.log"));
+    ASSERT_EQ(code, 0) << out;
+    EXPECT_TRUE(has(out, "campaign 'two' in " + db + ": 2 problems, 2 local workers")) << out;
+    EXPECT_TRUE(has(out, "problem 1: gemm (K=32,M=32,N=32,dtype=int8) on gemmini-like: space 33; measured 2 in")) << out;
+    EXPECT_TRUE(has(out, "problem 2: gemm (K=32,M=32,N=32,dtype=int8) on auto-int8: space 1; measured 1 in")) << out;
+    auto [scode, status] = run("db campaign status two --db " + db, tmp("two_status.log"));
+    ASSERT_EQ(scode, 0) << status;
+    EXPECT_TRUE(has(status, "campaign #1 two: 3 task(s): 0 queued, 0 running, 3 done, 0 failed\n")) << status;
+    EXPECT_TRUE(has(status, "  coordinator: finished (the campaign is closed)\n")) << status;
+    EXPECT_TRUE(std::regex_search(status, std::regex("  problem gemm \\{\"K\":\"32\",\"M\":\"32\",\"N\":\"32\",\"dtype\":\"int8\"\\} "
+                                                     "on gemmini-like \\([0-9a-f]{16}\\): 0 queued, 0 running, 2 done, 0 "
+                                                     "failed; best so far \\d+ cycles \\(schedule [0-9a-f]{16}\\)\n")))
+        << status;
+    EXPECT_TRUE(has(status, "on auto-int8 (")) << status;
+    ScheduleStore s = ScheduleStore::open(db);
+    EXPECT_EQ(s.results().size(), 3u);
+    std::remove(db.c_str());
+}
+
+TEST(CampaignFile, MistakesNameTheFileProblemAndField) {
+    const std::string file = tmp("bad.json");
+    auto expect = [&](const std::string &text, const std::string &message) {
+        {
+            std::ofstream f(file);
+            f << text;
+        }
+        auto [code, out] = run("tune --campaign " + file + " --db " + tmp("bad.db"), tmp("bad.log"));
+        EXPECT_EQ(code, 1) << text << "\n" << out;
+        EXPECT_TRUE(has(out, "tessel: error: " + message)) << text << "\n" << out;
+    };
+    expect("[1, 2]", "campaign file " + file + ": not a JSON object (see docs/campaigns.md for the format)");
+    expect(R"({"problems": []})", "campaign file " + file + ": \"problems\" must be a non-empty list of problems");
+    expect(R"({"problems": [{"generator": "gemm", "budjet": 5}]})",
+           "campaign file " + file + " problem 1: unknown field 'budjet' (the fields are generator, params, arch, preset, "
+           "budget, max, timeout, seed, seeds, objective, random)");
+    expect(R"({"problems": [{"params": "M=32"}]})", "campaign file " + file + " problem 1: no \"generator\"");
+    expect(R"({"defaults": {"budget": "5x"}, "problems": [{"generator": "gemm"}]})",
+           "campaign file " + file + " defaults \"budget\" 5x: unknown unit 'x' (use s, m or h)");
+    expect(R"({"name": "n", "problems": [{"generator": "gemm"}, {"generator": "gemm", "params": "M=0"}]})",
+           "tune: campaign 'n', problem 2 (gemm on ascend-like): tune: parameter M=0 is not a positive integer");
+    auto [code, out] = run("tune --campaign " + tmp("absent.json") + " --db " + tmp("bad.db"), tmp("bad.log"));
+    EXPECT_EQ(code, 1);
+    EXPECT_TRUE(has(out, "tessel: error: tune --campaign " + tmp("absent.json") + ": cannot read the file")) << out;
+    auto [c2, o2] = run("tune --campaign " + file + " --no-db", tmp("bad.log"));
+    EXPECT_EQ(c2, 1);
+    EXPECT_TRUE(has(o2, "tessel: error: tune: a campaign lives in a database: --campaign does not go with --no-db")) << o2;
+    std::remove(file.c_str());
+    std::remove(tmp("bad.db").c_str());
 }
