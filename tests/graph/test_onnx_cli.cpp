@@ -1,6 +1,8 @@
 // The built `tessel onnx-test` (docs/onnx.md): the --quick subset of the ONNX
 // backend node tests in scope (graph/onnx_node_scope.txt) on ascend-like, a
 // skip with its reason, and every bad input exit 1 with a message naming the file.
+#include "tests/graph/CliRun.h"
+
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -18,37 +20,15 @@ namespace {
 
 const std::string kNode = "/usr/include/onnx/backend/test/data/node";
 
-struct Result {
-    int code = -1;
-    std::string out, err;
-};
-
-std::string read_text(const std::string &path) {
-    std::ifstream f(path, std::ios::binary);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
+using Result = tessel::test::CliResult;
+using tessel::test::read_text;
 
 std::string scratch() {
-    static const std::string d = [] {
-        std::string p = testing::TempDir() + "tessel_onnx_cli_" + std::to_string(::getpid());
-        fs::remove_all(p);
-        fs::create_directories(p);
-        return p;
-    }();
+    static const std::string d = tessel::test::make_scratch("tessel_onnx_cli_");
     return d;
 }
 
-Result run_tessel(const std::string &args) {
-    const std::string out = scratch() + "/stdout.txt", err = scratch() + "/stderr.txt";
-    int status = std::system((std::string(TESSEL_BIN) + " " + args + " >" + out + " 2>" + err).c_str());
-    Result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = read_text(out);
-    r.err = read_text(err);
-    return r;
-}
+Result run_tessel(const std::string &args) { return tessel::test::run_tessel_in(scratch(), args); }
 
 // A copy of the suite's test `name` under the scratch directory, as `as`.
 std::string copy_test(const std::string &name, const std::string &as) {

@@ -3,6 +3,8 @@
 // file exit 1 with a message naming the file and the problem.
 #include "graph/TensorFile.h"
 
+#include "tests/graph/CliRun.h"
+
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -18,37 +20,15 @@ using namespace tessel::graph;
 
 namespace {
 
-struct Result {
-    int code = -1;
-    std::string out, err;
-};
-
-std::string read_text(const std::string &path) {
-    std::ifstream f(path, std::ios::binary);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
+using Result = tessel::test::CliResult;
+using tessel::test::read_text;
 
 std::string scratch() {
-    static const std::string d = [] {
-        std::string p = testing::TempDir() + "tessel_tensor_cli_" + std::to_string(::getpid());
-        std::filesystem::remove_all(p);
-        std::filesystem::create_directories(p);
-        return p;
-    }();
+    static const std::string d = tessel::test::make_scratch("tessel_tensor_cli_");
     return d;
 }
 
-Result run_tessel(const std::string &args) {
-    const std::string out = scratch() + "/stdout.txt", err = scratch() + "/stderr.txt";
-    int status = std::system((std::string(TESSEL_BIN) + " " + args + " >" + out + " 2>" + err).c_str());
-    Result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = read_text(out);
-    r.err = read_text(err);
-    return r;
-}
+Result run_tessel(const std::string &args) { return tessel::test::run_tessel_in(scratch(), args); }
 
 // elementwise op=add on 64 fp32 elements: out = a + b.
 const std::string kAdd = "run -g elementwise -p N=64,dtype=fp32,op=add ";
