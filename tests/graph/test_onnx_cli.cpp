@@ -142,6 +142,17 @@ TEST(OnnxTestCli, MissingTestDataSetIsExit1NamingIt) {
         << r.err;
 }
 
+TEST(OnnxTestCli, BadTensorFileIsExit1NamingIt) {
+    const std::string dir = copy_test("test_relu", "bad_tensor");
+    std::ofstream(dir + "/test_data_set_0/input_0.pb", std::ios::binary | std::ios::trunc) << "\x0a\xff\xff";
+    Result r = run_tessel("onnx-test " + dir);
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("tessel: error: " + dir + "/test_data_set_0/input_0.pb: not an ONNX TensorProto: the protobuf "
+                         "does not parse (3 bytes; the file is truncated or not a .pb tensor)"),
+              std::string::npos)
+        << r.err;
+}
+
 TEST(OnnxTestCli, BadPathsAndScopeFiles) {
     Result r = run_tessel("onnx-test " + scratch() + "/nowhere");
     EXPECT_EQ(r.code, 1);
