@@ -213,7 +213,7 @@ const std::vector<UnaryOp> &unary_ops() {
 void flat_io(Ctx &c, const Dims &in_dims, const Dims &out_dims) {
     const int64_t n = count_of(in_dims);
     c.m.params["N"] = std::to_string(n);
-    c.m.inputs.push_back({0, "X", {n}});
+    c.m.inputs.push_back({0, "X", {n}, std::nullopt});
     c.m.outputs.push_back({0, "Y", {n}, out_dims});
 }
 
@@ -342,7 +342,7 @@ bool map_broadcast(Ctx &c, const char *generator, size_t min_inputs, size_t max_
     std::string shapes;
     for (size_t k = 0; k < n; k++) {
         shapes += (k ? ";" : "") + join_dims(views[k]);
-        c.m.inputs.push_back({int(k), std::string(1, char('A' + k)), views[k]});
+        c.m.inputs.push_back({int(k), std::string(1, char('A' + k)), views[k], std::nullopt});
     }
     c.m.generator = generator;
     c.m.params["shapes"] = shapes;
@@ -581,6 +581,92 @@ bool map_pow(Ctx &c) {
     return true;
 }
 
+// ---- Transpose: extent-1 dimensions dropped, input dimensions that stay
+// neighbours in the output merged (no element moves) ----
+
+bool map_transpose(Ctx &c) {
+    std::string dtype;
+    if (!c.only_attributes({"perm"}) || !c.dtype_of_input(0, dtype) || !c.outputs_single()) {
+        return false;
+    }
+    const Dims &in = c.input(0)->dims;
+    const size_t r = in.size();
+    std::vector<int64_t> perm;
+    if (const OnnxAttribute *a = c.node.attribute("perm")) {
+        perm = a->ints;
+    } else {
+        for (size_t i = 0; i < r; i++) {
+            perm.push_back(static_cast<int64_t>(r - 1 - i));
+        }
+    }
+    std::vector<bool> seen(r, false);
+    if (perm.size() != r) {
+        return c.skip("Transpose: perm has " + std::to_string(perm.size()) + " entries for a rank-" +
+                      std::to_string(r) + " input");
+    }
+    for (int64_t k : perm) {
+        if (k < 0 || k >= int64_t(r) || seen[k]) {
+            return c.skip("Transpose: perm is not a permutation");
+        }
+        seen[k] = true;
+    }
+    Dims out;
+    for (int64_t k : perm) {
+        out.push_back(in[k]);
+    }
+    // The kept input dimensions in output order, then runs k, k+1, ... merged into groups.
+    std::vector<int64_t> order;
+    for (int64_t k : perm) {
+        if (in[k] != 1) {
+            order.push_back(k);
+        }
+    }
+    // (k and k + 1 only: a run across a dropped extent-1 dimension is left unmerged, which is
+    // correct, only less merged.)
+    std::vector<std::vector<int64_t>> groups; // in output order; each a run of input dimensions
+    for (int64_t k : order) {
+        if (!groups.empty() && groups.back().back() + 1 == k) {
+            groups.back().push_back(k);
+        } else {
+            groups.push_back({k});
+        }
+    }
+    // Groups in input order give the kernel's input; the permutation maps output group -> input group.
+    std::vector<size_t> by_input(groups.size());
+    for (size_t g = 0; g < groups.size(); g++) {
+        by_input[g] = g;
+    }
+    std::sort(by_input.begin(), by_input.end(), [&](size_t a, size_t b) { return groups[a][0] < groups[b][0]; });
+    std::vector<size_t> rank_of(groups.size());
+    for (size_t j = 0; j < by_input.size(); j++) {
+        rank_of[by_input[j]] = j;
+    }
+    Dims kin, kout;
+    std::string perm_text;
+    for (size_t j = 0; j < by_input.size(); j++) {
+        int64_t n = 1;
+        for (int64_t k : groups[by_input[j]]) {
+            n *= in[k];
+        }
+        kin.push_back(n);
+    }
+    for (size_t g = 0; g < groups.size(); g++) {
+        kout.push_back(kin[rank_of[g]]);
+        perm_text += (g ? ";" : "") + std::to_string(rank_of[g]);
+    }
+    if (kin.empty()) {
+        kin = kout = {1};
+        perm_text = "0";
+    }
+    c.m.generator = "onnx_transpose";
+    c.m.params["shape"] = join_dims(kin);
+    c.m.params["perm"] = perm_text;
+    c.m.params["dtype"] = dtype;
+    c.m.inputs.push_back({0, "X", kin, std::nullopt});
+    c.m.outputs.push_back({0, "Y", kout, out});
+    return true;
+}
+
 struct OpEntry {
     const char *onnx;
     std::function<bool(Ctx &)> map;
@@ -612,6 +698,7 @@ const std::vector<OpEntry> &op_table() {
                          return c.only_attributes({}) && map_view(c, c.input(0) ? c.input(0)->dims : Dims{},
                                                                    "Identity: Y = X, a copy");
                      }});
+        t.push_back({"Transpose", map_transpose});
         t.push_back({"Reshape", map_reshape});
         t.push_back({"Flatten", map_flatten});
         t.push_back({"Squeeze", map_squeeze});

@@ -85,6 +85,11 @@ TEST(OnnxOps, BroadcastingOnTheNpuMatchHalidesCpuResult) {
     expect_npu_matches_cpu({"onnx_div", {{"shapes", "65536;65536"}, {"dtype", "uint8"}}}, "ascend-like");
 }
 
+TEST(OnnxOps, TransposeOnTheNpuMatchesHalidesCpuResult) {
+    expect_npu_matches_cpu({"onnx_transpose", {{"shape", "256x256"}, {"perm", "1;0"}, {"dtype", "fp32"}}}, "ascend-like");
+    expect_npu_matches_cpu({"onnx_transpose", {{"shape", "32x64x64"}, {"perm", "2;0;1"}, {"dtype", "fp16"}}}, "ascend-like");
+}
+
 TEST(OnnxOps, GeneratorsRefuseWhatOnnxDoesNotDefine) {
     CompileRequest req;
     req.generator = "onnx_sigmoid";
@@ -254,6 +259,37 @@ TEST(OnnxOps, ViewsAreShapeFunctionsAndACopy) {
     // A squeezed dimension that is not 1.
     FileTensor ax0 = tensor(ElemType::Int64, {1}, {1});
     EXPECT_EQ(map_onnx_node(node("Squeeze", 2), 13, {&y, &ax0}).skip, "Squeeze: dimension 1 is 3, not 1");
+}
+
+TEST(OnnxOps, TransposeMergesDimensionsThatStayNeighbours) {
+    auto ints = [](std::vector<int64_t> v) {
+        OnnxAttribute a;
+        a.name = "perm";
+        a.kind = OnnxAttribute::Ints;
+        a.ints = v;
+        return a;
+    };
+    // NCHW -> NHWC of 1x64x56x56: the batch dropped, H and W merged: a 64x3136 matrix transposed.
+    FileTensor x = tensor(ElemType::Float32, {1, 64, 56, 56});
+    OnnxMapping m = map_onnx_node(node("Transpose", 1, {ints({0, 2, 3, 1})}), 13, {&x});
+    ASSERT_TRUE(m.skip.empty()) << m.skip;
+    EXPECT_EQ(m.generator, "onnx_transpose");
+    EXPECT_EQ(m.params.at("shape"), "64x3136");
+    EXPECT_EQ(m.params.at("perm"), "1;0");
+    EXPECT_EQ(m.outputs.at(0).dims, std::vector<int64_t>({3136, 64}));
+    EXPECT_EQ(m.outputs.at(0).onnx_dims, std::vector<int64_t>({1, 56, 56, 64}));
+    // The default reverses; nothing merges in 2x3x4 reversed.
+    FileTensor y = tensor(ElemType::Float32, {2, 3, 4});
+    m = map_onnx_node(node("Transpose", 1), 13, {&y});
+    EXPECT_EQ(m.params.at("perm"), "2;1;0");
+    EXPECT_EQ(m.outputs.at(0).onnx_dims, std::vector<int64_t>({4, 3, 2}));
+    // The identity permutation is one copy; a rotation is two groups.
+    m = map_onnx_node(node("Transpose", 1, {ints({0, 1, 2})}), 13, {&y});
+    EXPECT_EQ(m.params.at("shape"), "24");
+    m = map_onnx_node(node("Transpose", 1, {ints({1, 2, 0})}), 13, {&y});
+    EXPECT_EQ(m.params.at("shape"), "2x12");
+    EXPECT_EQ(m.params.at("perm"), "1;0");
+    EXPECT_EQ(map_onnx_node(node("Transpose", 1, {ints({0, 0, 1})}), 13, {&y}).skip, "Transpose: perm is not a permutation");
 }
 
 TEST(OnnxOps, UnknownOperatorsAreNamed) {
