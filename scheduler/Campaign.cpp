@@ -503,11 +503,18 @@ public:
         while (!stopping()) {
             std::optional<db::TaskRecord> task;
             bool drained = false;
+            double claim_ms = 0;
             if (!with_db([&](db::WorkQueue &q) {
+                    const auto t0 = Clock::now();
                     task = q.claim(campaign_, owner_, lease_ms_);
+                    claim_ms = since(t0) * 1000;
                     drained = !task && !o_.wait && q.drained(campaign_);
                 })) {
                 return;
+            }
+            {
+                std::lock_guard<std::mutex> lock(sh_.mu);
+                sh_.stats.claim_ms.push_back(claim_ms);
             }
             if (drained) {
                 return;
@@ -727,6 +734,7 @@ WorkerStats run_worker(const WorkerOptions &o) {
     if (!sh.fatal.empty()) {
         throw UserError("tune-worker: " + sh.fatal);
     }
+    std::sort(sh.stats.claim_ms.begin(), sh.stats.claim_ms.end());
     return sh.stats;
 }
 

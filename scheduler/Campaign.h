@@ -77,6 +77,7 @@ struct WorkerStats {
     int failed = 0;   // tasks marked failed (no measurement possible here)
     int fenced = 0;   // measurements whose claim was lost (another worker has the task)
     int reconnected = 0;
+    std::vector<double> claim_ms; // how long each claim took (found a task or not), sorted
 };
 
 /** Runs a worker until the campaign is drained (or, with `wait`, until `stop`);

@@ -11,6 +11,7 @@
 #include "npu_target/common/InputFile.h"
 #include "scheduler/Campaign.h"
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <csignal>
@@ -163,9 +164,13 @@ int run_tune_worker(const WorkerCli &w) {
     std::signal(SIGINT, on_stop_signal);
     std::signal(SIGTERM, on_stop_signal);
     sched::WorkerStats s = sched::run_worker(o);
-    std::printf("tune-worker: %d measured, %d failed, %d given up (claim lost), %d reconnect%s; %s\n", s.measured,
-                s.failed, s.fenced, s.reconnected, s.reconnected == 1 ? "" : "s",
-                g_stop ? "stopped by a signal" : "the campaign is drained");
+    auto pct = [&s](double q) {
+        return s.claim_ms.empty() ? 0.0 : s.claim_ms[std::min(s.claim_ms.size() - 1, static_cast<size_t>(q * s.claim_ms.size()))];
+    };
+    std::printf("tune-worker: %d measured, %d failed, %d given up (claim lost), %d reconnect%s; %zu claims, "
+                "p50 %.2f ms, p99 %.2f ms; %s\n",
+                s.measured, s.failed, s.fenced, s.reconnected, s.reconnected == 1 ? "" : "s", s.claim_ms.size(),
+                pct(0.5), pct(0.99), g_stop ? "stopped by a signal" : "the campaign is drained");
     return 0;
 }
 
