@@ -667,6 +667,89 @@ bool map_transpose(Ctx &c) {
     return true;
 }
 
+// ---- Slice (opset 10+: starts, ends, axes, steps are inputs; opset 1: attributes) ----
+
+bool map_slice(Ctx &c) {
+    std::string dtype;
+    if (!c.dtype_of_input(0, dtype) || !c.outputs_single()) {
+        return false;
+    }
+    if (c.opset < 10) {
+        return c.skip("Slice before opset 10 (starts and ends as attributes) is not supported");
+    }
+    const Dims &in = c.input(0)->dims;
+    const int64_t r = static_cast<int64_t>(in.size());
+    std::vector<int64_t> starts, ends, axes, steps;
+    if (!c.int_values(1, starts) || !c.int_values(2, ends)) {
+        return false;
+    }
+    auto given = [&](size_t k) { return c.in.size() > k && c.input(k) && !c.input_name(k).empty(); };
+    if (given(3) && !c.int_values(3, axes)) {
+        return false;
+    }
+    if (given(4) && !c.int_values(4, steps)) {
+        return false;
+    }
+    if (axes.empty()) {
+        for (size_t i = 0; i < starts.size(); i++) {
+            axes.push_back(static_cast<int64_t>(i));
+        }
+    }
+    if (steps.empty()) {
+        steps.assign(starts.size(), 1);
+    }
+    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size()) {
+        return c.skip("Slice: starts, ends, axes and steps differ in length");
+    }
+    std::vector<int64_t> start(r, 0), step(r, 1);
+    Dims out = in;
+    std::set<int64_t> seen;
+    for (size_t i = 0; i < starts.size(); i++) {
+        int64_t a = axes[i];
+        if (!normalise_axis(c, a, in.size(), "Slice: axis") ) {
+            return false;
+        }
+        if (!seen.insert(a).second) {
+            return c.skip("Slice: axis " + std::to_string(a) + " given twice");
+        }
+        const int64_t dim = in[a], st = steps[i];
+        if (st == 0) {
+            return c.skip("Slice: a step of 0");
+        }
+        int64_t b = starts[i], e = ends[i];
+        b = b < 0 ? b + dim : b;
+        e = e < 0 ? e + dim : e;
+        if (st > 0) {
+            b = std::clamp<int64_t>(b, 0, dim);
+            e = std::clamp<int64_t>(e, 0, dim);
+        } else {
+            b = std::clamp<int64_t>(b, 0, dim - 1);
+            e = std::clamp<int64_t>(e, -1, dim - 1);
+        }
+        const int64_t n = st > 0 ? (e - b + st - 1) / st : (b - e + (-st) - 1) / (-st);
+        out[a] = std::max<int64_t>(n, 0);
+        start[a] = b;
+        step[a] = st;
+    }
+    if (count_of(out) == 0) {
+        return c.skip("Slice: the output is empty (" + join_dims(out) + "): no kernel for 0 elements");
+    }
+    std::string starts_text, steps_text;
+    for (int64_t d = 0; d < r; d++) {
+        starts_text += (d ? ";" : "") + std::to_string(start[d]);
+        steps_text += (d ? ";" : "") + std::to_string(step[d]);
+    }
+    c.m.generator = "onnx_slice";
+    c.m.params["shape"] = join_dims(in);
+    c.m.params["starts"] = starts_text;
+    c.m.params["steps"] = steps_text;
+    c.m.params["out"] = join_dims(out);
+    c.m.params["dtype"] = dtype;
+    c.m.inputs.push_back({0, "X", in, std::nullopt});
+    c.m.outputs.push_back({0, "Y", out, out});
+    return true;
+}
+
 struct OpEntry {
     const char *onnx;
     std::function<bool(Ctx &)> map;
@@ -699,6 +782,7 @@ const std::vector<OpEntry> &op_table() {
                                                                    "Identity: Y = X, a copy");
                      }});
         t.push_back({"Transpose", map_transpose});
+        t.push_back({"Slice", map_slice});
         t.push_back({"Reshape", map_reshape});
         t.push_back({"Flatten", map_flatten});
         t.push_back({"Squeeze", map_squeeze});

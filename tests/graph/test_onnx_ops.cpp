@@ -90,6 +90,16 @@ TEST(OnnxOps, TransposeOnTheNpuMatchesHalidesCpuResult) {
     expect_npu_matches_cpu({"onnx_transpose", {{"shape", "32x64x64"}, {"perm", "2;0;1"}, {"dtype", "fp16"}}}, "ascend-like");
 }
 
+TEST(OnnxOps, SliceOnTheNpuMatchesHalidesCpuResult) {
+    // Half the channels of a 64x56x56 activation; every other row and column.
+    expect_npu_matches_cpu({"onnx_slice", {{"shape", "64x56x56"}, {"starts", "0;0;0"}, {"steps", "1;1;1"},
+                                           {"out", "32x56x56"}, {"dtype", "fp32"}}},
+                           "ascend-like");
+    expect_npu_matches_cpu({"onnx_slice", {{"shape", "64x56x56"}, {"starts", "0;0;0"}, {"steps", "1;2;2"},
+                                           {"out", "64x28x28"}, {"dtype", "fp32"}}},
+                           "ascend-like");
+}
+
 TEST(OnnxOps, GeneratorsRefuseWhatOnnxDoesNotDefine) {
     CompileRequest req;
     req.generator = "onnx_sigmoid";
@@ -290,6 +300,29 @@ TEST(OnnxOps, TransposeMergesDimensionsThatStayNeighbours) {
     EXPECT_EQ(m.params.at("shape"), "2x12");
     EXPECT_EQ(m.params.at("perm"), "1;0");
     EXPECT_EQ(map_onnx_node(node("Transpose", 1, {ints({0, 0, 1})}), 13, {&y}).skip, "Transpose: perm is not a permutation");
+}
+
+TEST(OnnxOps, SliceResolvesOnnxsStartsEndsAxesAndSteps) {
+    FileTensor x = tensor(ElemType::Float32, {20, 10, 5});
+    // test_slice_neg_steps: starts 20, 10, 4; ends 0, 0, 1; axes 0, 1, 2; steps -1, -3, -2.
+    FileTensor st = tensor(ElemType::Int64, {3}, {20, 10, 4}), en = tensor(ElemType::Int64, {3}, {0, 0, 1}),
+               ax = tensor(ElemType::Int64, {3}, {0, 1, 2}), sp = tensor(ElemType::Int64, {3}, {-1, -3, -2});
+    OnnxMapping m = map_onnx_node(node("Slice", 5), 13, {&x, &st, &en, &ax, &sp});
+    ASSERT_TRUE(m.skip.empty()) << m.skip;
+    EXPECT_EQ(m.generator, "onnx_slice");
+    EXPECT_EQ(m.params.at("starts"), "19;9;4");
+    EXPECT_EQ(m.params.at("steps"), "-1;-3;-2");
+    EXPECT_EQ(m.params.at("out"), "19x3x2");
+    // A negative axis and an end past the dimension; the other axes whole.
+    FileTensor st2 = tensor(ElemType::Int64, {1}, {1}), en2 = tensor(ElemType::Int64, {1}, {1000}),
+               ax2 = tensor(ElemType::Int64, {1}, {-2});
+    m = map_onnx_node(node("Slice", 4), 13, {&x, &st2, &en2, &ax2});
+    EXPECT_EQ(m.params.at("starts"), "0;1;0");
+    EXPECT_EQ(m.params.at("out"), "20x9x5");
+    // An empty result is a skip.
+    FileTensor st3 = tensor(ElemType::Int64, {1}, {1000});
+    EXPECT_NE(map_onnx_node(node("Slice", 4), 13, {&x, &st3, &en2, &ax2}).skip.find("the output is empty"),
+              std::string::npos);
 }
 
 TEST(OnnxOps, UnknownOperatorsAreNamed) {

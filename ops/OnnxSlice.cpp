@@ -1,0 +1,105 @@
+// ONNX Slice as a generator: onnx_slice (docs/onnx.md).
+//
+// `shape` is the input's ONNX shape (outermost first), `starts` and `steps` one
+// value per dimension (';' between, outermost first) and `out` the output's
+// shape: Y[i] = X[starts + steps * i] per dimension, a negative step walking
+// backwards. The ONNX runner (graph/OnnxOps.cpp) resolves ONNX's starts, ends,
+// axes and steps (negative indices, clamping, omitted axes) into these.
+
+#include "dsl/Generator.h"
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace Halide;
+
+std::vector<int> parse_list(const std::string &text, char sep, const std::string &what) {
+    std::vector<int> out;
+    std::stringstream all(text);
+    std::string one;
+    while (std::getline(all, one, sep)) {
+        size_t used = 0;
+        int v = 0;
+        try {
+            v = std::stoi(one, &used);
+        } catch (const std::exception &) {
+            used = 0;
+        }
+        if (used != one.size() || one.empty()) {
+            throw Halide::CompileError("onnx Slice: " + what + " '" + text + "' is not a list of integers");
+        }
+        out.push_back(v);
+    }
+    return out;
+}
+
+class OnnxSlice : public Halide::Generator<OnnxSlice> {
+public:
+    GeneratorParam<std::string> shape{"shape", "64x64"};
+    GeneratorParam<std::string> starts{"starts", "0;0"};
+    GeneratorParam<std::string> steps{"steps", "1;1"};
+    GeneratorParam<std::string> out{"out", "32x32"};
+    GeneratorParam<std::string> dtype{"dtype", "fp32"};
+
+    Input<Buffer<>> *X = nullptr;
+    Output<Buffer<>> *Y = nullptr;
+
+    Type t;
+    std::vector<int> in_shape, start, step, out_shape;
+    Func op{"op"};
+
+    void configure() {
+        t = tessel::halide_type(tessel::parse_dtype_param(dtype, "dtype"));
+        in_shape = parse_list(shape, 'x', "shape");
+        start = parse_list(starts, ';', "starts");
+        step = parse_list(steps, ';', "steps");
+        out_shape = parse_list(out, 'x', "out");
+        const size_t r = in_shape.size();
+        if (start.size() != r || step.size() != r || out_shape.size() != r) {
+            throw Halide::CompileError("onnx Slice: shape, starts, steps and out must have one entry per dimension");
+        }
+        for (size_t d = 0; d < r; d++) {
+            const int64_t last = int64_t(start[d]) + int64_t(step[d]) * (out_shape[d] - 1);
+            if (in_shape[d] < 1 || out_shape[d] < 1 || step[d] == 0 || start[d] < 0 || start[d] >= in_shape[d] ||
+                last < 0 || last >= in_shape[d]) {
+                throw Halide::CompileError("onnx Slice: dimension " + std::to_string(d) + " (extent " +
+                                           std::to_string(in_shape[d]) + ", start " + std::to_string(start[d]) +
+                                           ", step " + std::to_string(step[d]) + ", " + std::to_string(out_shape[d]) +
+                                           " elements) reads outside the input");
+            }
+        }
+        X = add_input<Buffer<>>("X", t, int(r));
+        Y = add_output<Buffer<>>("Y", t, int(r));
+    }
+
+    void generate() {
+        const int r = static_cast<int>(in_shape.size());
+        std::vector<Var> v;
+        std::vector<Expr> idx;
+        for (int d = 0; d < r; d++) { // Halide dimension d is ONNX dimension r - 1 - d
+            v.push_back(Var("d" + std::to_string(d)));
+            idx.push_back(start[r - 1 - d] + step[r - 1 - d] * v.back());
+        }
+        op(v) = (*X)(idx);
+        (*Y)(v) = op(v);
+        Region in_est, out_est;
+        for (int d = 0; d < r; d++) {
+            in_est.push_back({0, in_shape[r - 1 - d]});
+            out_est.push_back({0, out_shape[r - 1 - d]});
+        }
+        X->set_estimates(in_est);
+        Y->set_estimates(out_est);
+    }
+};
+
+} // namespace
+
+TESSEL_REGISTER_GENERATOR(OnnxSlice, onnx_slice, "ONNX Slice: Y[i] = X[starts + steps * i] per dimension",
+                          {{"shape", "64x64", "the input's ONNX shape, outermost first"},
+                           {"starts", "0;0", "first index read per dimension, ';' between"},
+                           {"steps", "1;1", "index step per dimension (negative: backwards)"},
+                           {"out", "32x32", "the output's shape"},
+                           {"dtype", "fp32", "element type: fp32, fp16, bf16, int8, uint8, int16, int32"}})
