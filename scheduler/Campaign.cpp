@@ -536,42 +536,60 @@ private:
         }
     }
 
+    // Opens the connection if it is closed (a reconnection when the last
+    // attempt failed).
+    void ensure_store() {
+        if (store_) {
+            return;
+        }
+        store_.emplace(db::ScheduleStore::open(o_.db));
+        if (failures_ > 0) {
+            std::lock_guard<std::mutex> lock(sh_.mu);
+            sh_.stats.reconnected++;
+            log("reconnected to " + db_name(o_.db));
+        }
+    }
+
+    // Counts a failed database call; false (with the reason in sh_.fatal and
+    // every thread told to quit) when it is one more than o_.reconnects in a row.
+    bool failed_call(const db::DatabaseError &e) {
+        store_.reset();
+        failures_++;
+        if (failures_ <= o_.reconnects) {
+            return true;
+        }
+        std::lock_guard<std::mutex> lock(sh_.mu);
+        if (sh_.fatal.empty()) {
+            sh_.fatal = std::string(e.what()) + "; gave up after " + std::to_string(o_.reconnects) +
+                        " reconnection attempt" + (o_.reconnects == 1 ? "" : "s") +
+                        " (the tasks this worker held are claimed again when their leases expire)";
+        }
+        sh_.quit = true;
+        return false;
+    }
+
     // Runs `fn` on a working connection, reconnecting up to o_.reconnects
-    // times in a row; false (with the reason in sh_.fatal) when it gives up or
-    // another thread did.
+    // times in a row (heartbeats' failures count too); false when it gives up
+    // or another thread did.
     template <typename Fn>
     bool with_db(Fn &&fn) {
-        for (int attempt = 0;; attempt++) {
+        for (;;) {
             if (sh_.quit.load()) {
                 return false;
             }
             try {
-                if (!store_) {
-                    store_.emplace(db::ScheduleStore::open(o_.db));
-                    if (attempt > 0) {
-                        std::lock_guard<std::mutex> lock(sh_.mu);
-                        sh_.stats.reconnected++;
-                        log("reconnected to " + db_name(o_.db));
-                    }
-                }
+                ensure_store();
                 db::WorkQueue q(*store_);
                 fn(q);
+                failures_ = 0;
                 return true;
             } catch (const db::DatabaseError &e) {
-                store_.reset();
-                if (attempt >= o_.reconnects) {
-                    std::lock_guard<std::mutex> lock(sh_.mu);
-                    if (sh_.fatal.empty()) {
-                        sh_.fatal = std::string(e.what()) + "; gave up after " + std::to_string(o_.reconnects) +
-                                    " reconnection attempt" + (o_.reconnects == 1 ? "" : "s") +
-                                    " (the tasks this worker held are claimed again when their leases expire)";
-                    }
-                    sh_.quit = true;
+                if (!failed_call(e)) {
                     return false;
                 }
-                const double wait = std::min(5.0, 0.5 * std::pow(2.0, attempt));
+                const double wait = std::min(5.0, 0.5 * std::pow(2.0, failures_ - 1));
                 log(std::string(e.what()) + "; reconnecting in " + std::to_string(wait).substr(0, 3) + " s (attempt " +
-                    std::to_string(attempt + 1) + " of " + std::to_string(o_.reconnects) + ")");
+                    std::to_string(failures_) + " of " + std::to_string(o_.reconnects) + ")");
                 sleep_s(wait);
             }
         }
@@ -651,16 +669,15 @@ private:
             }
             beat_at = Clock::now();
             try {
-                if (!store_) {
-                    store_.emplace(db::ScheduleStore::open(o_.db));
-                }
+                ensure_store();
                 if (!db::WorkQueue(*store_).heartbeat(task, lease_ms_)) {
                     lost = true; // the lease expired and another worker has the task
                     return false;
                 }
+                failures_ = 0;
             } catch (const db::DatabaseError &e) { // measure on; the result is written once the server is back
-                store_.reset();
                 log(std::string("heartbeat: ") + e.what());
+                return failed_call(e);
             }
             return true;
         };
@@ -691,6 +708,7 @@ private:
     int64_t lease_ms_;
     std::string owner_;
     std::optional<db::ScheduleStore> store_;
+    int failures_ = 0; // failed database calls in a row
 };
 
 } // namespace
