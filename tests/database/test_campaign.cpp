@@ -528,3 +528,19 @@ TEST(CampaignFile, MistakesNameTheFileProblemAndField) {
     std::remove(file.c_str());
     std::remove(tmp("bad.db").c_str());
 }
+
+TEST_F(Campaign, AWaitingWorkerStopsCleanlyOnSigterm) {
+    // --wait: an empty queue does not end the worker; SIGTERM does, with exit 0.
+    Proc w = spawn(split_args("tune-worker --wait --db " + url), tmp("wait.log"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    EXPECT_FALSE(exited(w)) << read_bytes(w.log);
+    kill(w.pid, SIGTERM);
+    EXPECT_EQ(wait_for(w, 30), 0) << read_bytes(w.log);
+    EXPECT_TRUE(has(read_bytes(w.log), "tune-worker: 0 measured, 0 failed, 0 given up (claim lost), 0 reconnects;"))
+        << read_bytes(w.log);
+    EXPECT_TRUE(has(read_bytes(w.log), "; stopped by a signal\n")) << read_bytes(w.log);
+    // Without --wait, an empty database's worker has nothing to do and says so by exiting 0.
+    auto [code, out] = run("tune-worker --db " + url, tmp("nowait.log"), 30);
+    EXPECT_EQ(code, 0) << out;
+    EXPECT_TRUE(has(out, "the campaign is drained")) << out;
+}
