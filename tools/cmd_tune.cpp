@@ -109,6 +109,11 @@ int run_tune(const TuneCliOptions &o, const GlobalOptions &g) {
     if (o.generator.empty() && o.campaign.empty()) {
         throw UserError("tune: which problem? give -g/--generator (with -p and --arch) or --campaign FILE");
     }
+    if (!o.campaign.empty() && (!o.generator.empty() || !o.params.empty())) {
+        // The file names every problem; a -g or -p beside it would be silently ignored.
+        throw UserError("tune: --campaign " + o.campaign + " lists its problems (generator, params, arch); -g/-p " +
+                        "do not go with it: put the problem in the file, or drop --campaign");
+    }
     sched::TuneOptions t;
     t.generator = o.generator;
     t.params = parse_params(o.params);

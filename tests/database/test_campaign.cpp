@@ -525,6 +525,11 @@ TEST(CampaignFile, MistakesNameTheFileProblemAndField) {
     auto [c2, o2] = run("tune --campaign " + file + " --no-db", tmp("bad.log"));
     EXPECT_EQ(c2, 1);
     EXPECT_TRUE(has(o2, "tessel: error: tune: a campaign lives in a database: --campaign does not go with --no-db")) << o2;
+    auto [c3, o3] = run("tune -g gemm --campaign " + file + " --db " + tmp("bad.db"), tmp("bad.log"));
+    EXPECT_EQ(c3, 1);
+    EXPECT_TRUE(has(o3, "tessel: error: tune: --campaign " + file + " lists its problems (generator, params, arch); "
+                        "-g/-p do not go with it"))
+        << o3;
     std::remove(file.c_str());
     std::remove(tmp("bad.db").c_str());
 }
