@@ -197,8 +197,17 @@ TEST_F(Campaign, WorkersRecordWhatALocalTuneRecords) {
     const std::string arch = lite.targets().at(0).arch_hash;
     auto b1 = pg.best("gemm", kParams, arch), b2 = lite.best("gemm", kParams, arch);
     ASSERT_TRUE(b1 && b2);
-    EXPECT_EQ(b1->schedule_hash, b2->schedule_hash);
     EXPECT_EQ(b1->simulated_cycles, b2->simulated_cycles);
+    // The same best: the same cycles, and a schedule the SQLite run measured at exactly those
+    // cycles. Two candidates can tie (seen in CI: 136a661c.. and ce75af98.. of this problem);
+    // best() then takes the newest, and which of a tie finished last depends on the workers.
+    std::set<std::string> tied;
+    for (const auto &r : lite.history("gemm", kParams, arch)) {
+        if (r.verified && r.simulated_cycles == b2->simulated_cycles) {
+            tied.insert(r.schedule_hash);
+        }
+    }
+    EXPECT_TRUE(tied.count(b1->schedule_hash)) << b1->schedule_hash << " is not a best of the SQLite run";
 
     // A merged export of the campaign equals the SQLite run's.
     const std::string merged = tmp("merged.db");
@@ -224,7 +233,8 @@ TEST_F(Campaign, WorkersRecordWhatALocalTuneRecords) {
     ASSERT_EQ(problems.size(), 1u);
     EXPECT_EQ(problems[0].status.done, 4);
     ASSERT_TRUE(problems[0].best);
-    EXPECT_EQ(problems[0].best->schedule_hash, b2->schedule_hash);
+    EXPECT_EQ(problems[0].best->simulated_cycles, b2->simulated_cycles);
+    EXPECT_TRUE(tied.count(problems[0].best->schedule_hash)) << problems[0].best->schedule_hash;
     std::remove(sqlite.c_str());
     std::remove(merged.c_str());
 }
