@@ -7,34 +7,14 @@
 // axes and steps (negative indices, clamping, omitted axes) into these.
 
 #include "dsl/Generator.h"
+#include "ops/OnnxParams.h"
 
-#include <sstream>
 #include <string>
 #include <vector>
 
 namespace {
 
 using namespace Halide;
-
-std::vector<int> parse_list(const std::string &text, char sep, const std::string &what) {
-    std::vector<int> out;
-    std::stringstream all(text);
-    std::string one;
-    while (std::getline(all, one, sep)) {
-        size_t used = 0;
-        int v = 0;
-        try {
-            v = std::stoi(one, &used);
-        } catch (const std::exception &) {
-            used = 0;
-        }
-        if (used != one.size() || one.empty()) {
-            throw Halide::CompileError("onnx Slice: " + what + " '" + text + "' is not a list of integers");
-        }
-        out.push_back(v);
-    }
-    return out;
-}
 
 class OnnxSlice : public Halide::Generator<OnnxSlice> {
 public:
@@ -53,10 +33,10 @@ public:
 
     void configure() {
         t = tessel::halide_type(tessel::parse_dtype_param(dtype, "dtype"));
-        in_shape = parse_list(shape, 'x', "shape");
-        start = parse_list(starts, ';', "starts");
-        step = parse_list(steps, ';', "steps");
-        out_shape = parse_list(out, 'x', "out");
+        in_shape = tessel::ops::parse_int_list(shape, 'x', "Slice", "shape");
+        start = tessel::ops::parse_int_list(starts, ';', "Slice", "starts");
+        step = tessel::ops::parse_int_list(steps, ';', "Slice", "steps");
+        out_shape = tessel::ops::parse_int_list(out, 'x', "Slice", "out");
         const size_t r = in_shape.size();
         if (start.size() != r || step.size() != r || out_shape.size() != r) {
             throw Halide::CompileError("onnx Slice: shape, starts, steps and out must have one entry per dimension");

@@ -10,34 +10,14 @@
 // of it: the transposition is the strided read of the staged input.
 
 #include "dsl/Generator.h"
+#include "ops/OnnxParams.h"
 
-#include <sstream>
 #include <string>
 #include <vector>
 
 namespace {
 
 using namespace Halide;
-
-std::vector<int> parse_list(const std::string &text, char sep, const std::string &what) {
-    std::vector<int> out;
-    std::stringstream all(text);
-    std::string one;
-    while (std::getline(all, one, sep)) {
-        size_t used = 0;
-        int v = -1;
-        try {
-            v = std::stoi(one, &used);
-        } catch (const std::exception &) {
-            used = 0;
-        }
-        if (used != one.size() || one.empty() || v < 0) {
-            throw Halide::CompileError("onnx Transpose: " + what + " '" + text + "' is not a list of numbers >= 0");
-        }
-        out.push_back(v);
-    }
-    return out;
-}
 
 class OnnxTranspose : public Halide::Generator<OnnxTranspose> {
 public:
@@ -54,7 +34,7 @@ public:
 
     void configure() {
         t = tessel::halide_type(tessel::parse_dtype_param(dtype, "dtype"));
-        in_shape = parse_list(shape, 'x', "shape");
+        in_shape = tessel::ops::parse_int_list(shape, 'x', "Transpose", "shape", 0);
         const int r = static_cast<int>(in_shape.size());
         for (int s : in_shape) {
             if (s < 1) {
@@ -66,7 +46,7 @@ public:
                 p.push_back(i);
             }
         } else {
-            p = parse_list(perm, ';', "perm");
+            p = tessel::ops::parse_int_list(perm, ';', "Transpose", "perm", 0);
         }
         std::vector<bool> seen(r, false);
         if (static_cast<int>(p.size()) != r) {
