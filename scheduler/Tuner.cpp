@@ -239,10 +239,7 @@ public:
                 if (o_.worker_hook) {
                     hook = [this, c = *next] { o_.worker_hook(c); };
                 }
-                CompileRequest req = request_for(space_, r.c, o_.arch);
-                req.max_instructions = o_.max_instructions;
-                req.max_cycles = o_.max_cycles;
-                if (!spawn_worker(req, o_.seed, hook, &r.w)) {
+                if (!spawn_worker(measure_request(r.c), o_.seed, hook, &r.w)) {
                     Measurement m = unmeasured(r.c);
                     m.error = std::string("worker failed: cannot start a worker process: ") + std::strerror(errno);
                     record(m);
