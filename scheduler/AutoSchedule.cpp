@@ -418,8 +418,12 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
     // Inputs: double-buffered per band; an input of the output's rank is read per band
     // (with its halo: the rows beyond the output's; an input with a whole multiple of the
     // output's rows, a stride-2 pooling's, reads that many rows a step), any other one whole.
-    std::vector<std::pair<const TensorInfo *, int64_t>> ins; // input, halo rows (-1: whole input)
-    std::vector<int64_t> steps;                              // per input: its rows per output row
+    struct BandInput {
+        const TensorInfo *t;
+        int64_t halo; // rows beyond the output's (-1: the whole input per band)
+        int64_t step; // its rows per output row
+    };
+    std::vector<BandInput> ins;
     std::vector<std::string> read;
     for (const auto &f : p.funcs) {
         for (const DefInfo *d : f.definitions()) {
@@ -440,8 +444,7 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
         const int64_t in_rows = banded ? t->shape[bd] : 0;
         const int64_t step = banded && in_rows >= 2 * H ? in_rows / H : 1;
         const int64_t h = banded ? std::max<int64_t>(0, in_rows - H * step) : -1;
-        ins.emplace_back(t, h);
-        steps.push_back(step);
+        ins.push_back(BandInput{t, h, step});
         halo = std::max(halo, h);
     }
     std::vector<const FuncInfo *> inter;
@@ -455,11 +458,11 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
     const uint64_t align = vl ? std::max(vl->alignment, 1) : 32;
     auto footprint = [&](int64_t R) {
         uint64_t bytes = 0;
-        for (size_t i = 0; i < ins.size(); i++) {
-            const auto &[t, h] = ins[i];
-            const uint64_t n = flat    ? uint64_t(R)
-                               : h < 0 ? uint64_t(product(t->shape, 0, t->shape.size()))
-                                       : uint64_t((R * steps[i] + h) * product(t->shape, 0, bd));
+        for (const BandInput &in : ins) {
+            const TensorInfo *t = in.t;
+            const uint64_t n = flat          ? uint64_t(R)
+                               : in.halo < 0 ? uint64_t(product(t->shape, 0, t->shape.size()))
+                                             : uint64_t((R * in.step + in.halo) * product(t->shape, 0, bd));
             bytes += 2 * (n * dtype_bytes(t->dtype) + align);
         }
         for (const FuncInfo *f : inter) {
@@ -490,7 +493,8 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
     r.spec.directives.push_back(split);
     band = R;
     lanes = 0;
-    for (const auto &[t, h] : ins) {
+    for (const BandInput &in : ins) {
+        const TensorInfo *t = in.t;
         for (const auto &lvl : path) {
             r.spec.directives.push_back(stage_dir("stage_" + t->name + (path.size() > 1 ? "_" + lvl : ""), t->name,
                                                   lvl, out->name, outer + "o", 2));
@@ -606,7 +610,7 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
     os << "vector form: bands of " << R << (bd == 0 ? " elements" : " steps") << " of " << out->name << "."
        << outer << " (of " << H << "); ";
     for (size_t i = 0; i < ins.size(); i++) {
-        os << (i ? ", " : "inputs ") << ins[i].first->name;
+        os << (i ? ", " : "inputs ") << ins[i].t->name;
     }
     os << " staged GM";
     for (const auto &l : path) {
