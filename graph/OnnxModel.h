@@ -27,6 +27,8 @@ struct OnnxAttribute {
     std::vector<double> floats;
     std::vector<int64_t> ints;
     std::vector<std::string> strings;
+    std::optional<FileTensor> tensor;  // a TENSOR attribute's value (Constant's `value`)
+    std::string tensor_error;          // why `tensor` is not set for a TENSOR attribute
     std::string type_name; // ONNX's AttributeType name (FLOAT, INTS, GRAPH, ...)
 };
 
