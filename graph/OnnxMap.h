@@ -149,6 +149,7 @@ using OpTable = std::vector<OpEntry>;
 void add_pointwise_ops(OpTable &t);
 void add_view_ops(OpTable &t);
 void add_movement_ops(OpTable &t);
+void add_matrix_ops(OpTable &t); // OnnxOpsMatrix.cpp: MatMul, Gemm, Conv, ConvTranspose, BatchNormalization
 
 } // namespace tessel::graph::onnx_map
 

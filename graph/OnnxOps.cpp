@@ -131,6 +131,7 @@ const OpTable &op_table() {
         add_pointwise_ops(t);
         add_view_ops(t);
         add_movement_ops(t);
+        add_matrix_ops(t);
         return t;
     }();
     return table;

@@ -41,6 +41,7 @@ Command add_tune_worker_command(CLI::App &root, GlobalOptions &g);
 Command add_db_command(CLI::App &root, GlobalOptions &g);
 Command add_export_command(CLI::App &root, GlobalOptions &g);
 Command add_onnx_test_command(CLI::App &root, GlobalOptions &g);
+Command add_model_command(CLI::App &root, GlobalOptions &g);
 
 /** `tessel db verify` re-runs each stored verified result through this hook;
  * the lead wires it to the compile/simulate/verify path with set_db_verifier()

@@ -47,6 +47,7 @@ int main(int argc, char **argv) {
     commands.push_back(cli::add_db_command(app, global));
     commands.push_back(cli::add_export_command(app, global));
     commands.push_back(cli::add_onnx_test_command(app, global));
+    commands.push_back(cli::add_model_command(app, global));
 
     try {
         app.parse(argc, argv);

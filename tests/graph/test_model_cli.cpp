@@ -1,0 +1,126 @@
+// The built `tessel model compile` (docs/models.md): the graph after the passes
+// asked for, the memory plan, files with -o, and every bad model exit 1 with a
+// message naming the node or tensor.
+#include "tests/graph/CliRun.h"
+#include "tests/graph/ModelBuilder.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+namespace {
+
+using tessel::test::CliResult;
+using tessel::test::ModelBuilder;
+
+CliResult tessel_cli(const std::string &args) { return tessel::test::run_tessel_in(tessel::test::model_dir(), args); }
+
+std::string path(const std::string &name) { return tessel::test::model_dir() + "/" + name; }
+
+// x[1x2x4x4] -> Conv(W, B) -> BatchNorm -> Relu -> Flatten -> y
+std::string conv_model() {
+    ModelBuilder b;
+    b.input("x", {1, 2, 4, 4}).output("y", 2);
+    b.init("W", {2, 2, 1, 1}, {1, 0, 0, 1}).init("B", {2}, {0, 0});
+    b.init("s", {2}, {1, 1}).init("b", {2}, {0, 0}).init("m", {2}, {0, 0}).init("v", {2}, {1, 1});
+    b.node("Conv", {"x", "W", "B"}, {"c"}, "conv");
+    b.node("BatchNormalization", {"c", "s", "b", "m", "v"}, {"n"}, "bn");
+    b.node("Relu", {"n"}, {"r"}, "relu");
+    b.node("Flatten", {"r"}, {"y"}, "flatten");
+    return b.save(path("conv.onnx"));
+}
+
+TEST(ModelCli, CompilePrintsTheGraphAndThePlan) {
+    CliResult r = tessel_cli("model compile " + conv_model() + " --arch ascend-like");
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("== graph after all passes: 3 nodes (1 views, 1 fused groups)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("  group 0 conv: Conv+Relu (conv, relu)\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("== memory plan: 1 kernels, 2 tensors in the arena, 2 constants; GM alignment 32 B =="),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("arena peak 256 B, lower bound 256 B"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("(views: y)"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("== graph after import"), std::string::npos) << r.out; // no dump asked for
+}
+
+TEST(ModelCli, DumpAfterPrintsTheNamedPasses) {
+    CliResult r = tessel_cli("model compile " + conv_model() + " --dump-after import,fold-batchnorm --emit plan");
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("== graph after import: 4 nodes"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("== graph after fold-batchnorm: 3 nodes"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("== graph after views"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("== graph after all passes"), std::string::npos) << r.out; // --emit plan only
+    CliResult all = tessel_cli("model compile --dump-after all " + conv_model()); // the path is not a pass
+    EXPECT_EQ(all.code, 0) << all.err;
+    for (const char *pass : {"import", "fold-constants", "eliminate-dead-nodes", "fold-batchnorm", "views",
+                             "fuse-epilogues"}) {
+        EXPECT_NE(all.out.find(std::string("== graph after ") + pass + ":"), std::string::npos) << pass;
+    }
+}
+
+TEST(ModelCli, OutDirectoryGetsTheFiles) {
+    const std::string dir = path("out");
+    CliResult r = tessel_cli("model compile " + conv_model() + " -o " + dir);
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("wrote " + dir + "/graph.txt"), std::string::npos) << r.out;
+    EXPECT_NE(tessel::test::read_text(dir + "/plan.txt").find("arena peak"), std::string::npos);
+    EXPECT_NE(tessel::test::read_text(dir + "/graph.txt").find("== graph after all passes"), std::string::npos);
+}
+
+TEST(ModelCli, BadOptionsAreErrors) {
+    CliResult r = tessel_cli("model compile " + conv_model() + " --dump-after fold-everything");
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("--dump-after fold-everything: no such pass (import, fold-constants,"), std::string::npos)
+        << r.err;
+    r = tessel_cli("model compile " + conv_model() + " --emit asm");
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("--emit asm: not something model compile writes (graph, plan)"), std::string::npos) << r.err;
+    r = tessel_cli("model compile " + conv_model() + " --input-shape x=1x2");
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("input 'x' of " + path("conv.onnx") + " has rank 4 (1x2x4x4), not 2"), std::string::npos)
+        << r.err;
+}
+
+TEST(ModelCli, BadModelsExitOneNamingTheProblem) {
+    // Truncated.
+    const std::string whole = tessel::test::read_text(conv_model());
+    std::ofstream(path("truncated.onnx"), std::ios::binary) << whole.substr(0, whole.size() - 40);
+    CliResult r = tessel_cli("model compile " + path("truncated.onnx"));
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("truncated.onnx: not an ONNX model: the protobuf does not parse"), std::string::npos) << r.err;
+    // Unsupported operators, all listed.
+    ModelBuilder u;
+    u.input("x", {3, 3}).output("y", 0);
+    u.node("Celu", {"x"}, {"a"}, "celu0");
+    u.node("Det", {"a"}, {"y"}, "det0");
+    r = tessel_cli("model compile " + u.save(path("unsupported.onnx")));
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("2 nodes Tessel has no kernel for (Celu, Det; docs/onnx.md lists the operators):\n  celu0 "
+                         "(Celu)\n  det0 (Det)"),
+              std::string::npos)
+        << r.err;
+    // A symbolic dimension, then given.
+    ModelBuilder s;
+    s.input("x", {-1, 8}).output("y", 2);
+    s.node("Relu", {"x"}, {"y"}, "relu");
+    const std::string sym = s.save(path("symbolic.onnx"));
+    r = tessel_cli("model compile " + sym);
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("input 'x' has a symbolic dimension 'N' (dimension 0 of Nx8): give its static shape with "
+                         "--input-shape x=D0xD1x..."),
+              std::string::npos)
+        << r.err;
+    r = tessel_cli("model compile " + sym + " --input-shape x=4x8");
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("relu: Relu(x) -> y float32[4x8]"), std::string::npos) << r.out;
+    // A shape inference conflict.
+    ModelBuilder c;
+    c.input("x", {2, 3}).output_shaped("y", {3, 2});
+    c.node("Relu", {"x"}, {"y"}, "relu_conflict");
+    r = tessel_cli("model compile " + c.save(path("conflict.onnx")));
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("conflict.onnx: shape inference: "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("relu_conflict"), std::string::npos) << r.err;
+}
+
+} // namespace
