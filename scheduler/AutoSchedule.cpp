@@ -58,8 +58,9 @@ std::vector<std::string> path_from_gm(const ArchSpec &a, const std::string &to, 
     if (via_staging) {
         std::string best;
         for (const auto &m : a.memories) {
-            if (m.name != gm && m.name != to && has_edge(a, gm, m.name) && has_edge(a, m.name, to) &&
-                m.size_bytes >= 4 * level_size(a, to) && (best.empty() || m.size_bytes > level_size(a, best))) {
+            if (m.name != gm && m.name != to && has_edge(a, gm, m.name) &&
+                has_edge(a, m.name, to) && m.size_bytes >= 4 * level_size(a, to) &&
+                (best.empty() || m.size_bytes > level_size(a, best))) {
                 best = m.name;
             }
         }
@@ -141,28 +142,34 @@ struct MatrixMatch {
 
 // A Func whose one update is self + a * b over one reduction variable, a and b inputs, read
 // by an output: the matrix form's pattern (GEMM, a 1x1 convolution in matrix layout).
-std::optional<MatrixMatch> match_matrix(const PipelineInfo &p, const ArchSpec &arch, std::vector<std::string> &why) {
+std::optional<MatrixMatch> match_matrix(const PipelineInfo &p, const ArchSpec &arch,
+                                        std::vector<std::string> &why) {
     for (const auto &f : p.funcs) {
         if (f.updates.size() != 1 || !f.updates[0].sum_of_products) {
             continue;
         }
         const DefInfo &u = f.updates[0];
-        if (u.rvars.size() != 1 || f.vars.size() != 2) {
-            why.push_back("Func " + f.name + ": a sum of products over " + std::to_string(u.rvars.size()) +
-                          " reduction variables and " + std::to_string(f.vars.size()) +
-                          " dimensions; the matrix form takes one reduction variable and 2 dimensions");
+        if (u.rvars.size() != 1 || f.vars.size() < 2) {
+            why.push_back("Func " + f.name + ": a sum of products over " +
+                          std::to_string(u.rvars.size()) + " reduction variables and " +
+                          std::to_string(f.vars.size()) +
+                          " dimensions; the matrix form takes one reduction variable and 2 "
+                          "dimensions (and batch "
+                          "dimensions outside them)");
             continue;
         }
         const TensorInfo *ta = p.find_input(u.mul_a), *tb = p.find_input(u.mul_b);
         if (!ta || !tb) {
-            why.push_back("Func " + f.name + ": its product reads " + u.mul_a + " and " + u.mul_b +
-                          "; the matrix form stages two inputs (a computed operand is not mapped yet)");
+            why.push_back(
+                "Func " + f.name + ": its product reads " + u.mul_a + " and " + u.mul_b +
+                "; the matrix form stages two inputs (a computed operand is not mapped yet)");
             continue;
         }
         if (ta->dtype != tb->dtype || !arch.matrix.shapes.count(ta->dtype)) {
-            why.push_back("Func " + f.name + ": the matrix unit of " + arch.name + " does not take " +
-                          std::string(dtype_name(ta->dtype)) +
-                          (ta->dtype != tb->dtype ? std::string(" x ") + dtype_name(tb->dtype) : std::string()) +
+            why.push_back("Func " + f.name + ": the matrix unit of " + arch.name +
+                          " does not take " + std::string(dtype_name(ta->dtype)) +
+                          (ta->dtype != tb->dtype ? std::string(" x ") + dtype_name(tb->dtype)
+                                                  : std::string()) +
                           " operands");
             continue;
         }
@@ -172,7 +179,8 @@ std::optional<MatrixMatch> match_matrix(const PipelineInfo &p, const ArchSpec &a
         // The operand indexed by the accumulator's row variable (vars[1]) is the matrix unit's A.
         auto reads_row = [&](const std::string &in) {
             for (const auto &l : u.loads) {
-                if (l.callee == in && std::count(l.index_var.begin(), l.index_var.end(), f.vars[1])) {
+                if (l.callee == in &&
+                    std::count(l.index_var.begin(), l.index_var.end(), f.vars[1])) {
                     return true;
                 }
             }
@@ -186,8 +194,8 @@ std::optional<MatrixMatch> match_matrix(const PipelineInfo &p, const ArchSpec &a
                 m.out = &o;
             }
         }
-        if (!m.out || m.out->vars.size() != 2) {
-            why.push_back("Func " + f.name + ": no 2-D output reads it directly");
+        if (!m.out || m.out->vars.size() != f.vars.size()) {
+            why.push_back("Func " + f.name + ": no output of its rank reads it directly");
             continue;
         }
         return m;
@@ -195,7 +203,8 @@ std::optional<MatrixMatch> match_matrix(const PipelineInfo &p, const ArchSpec &a
     return std::nullopt;
 }
 
-bool matrix_form(const PipelineInfo &p, const ArchSpec &arch, const MatrixMatch &m, AutoSchedule &r) {
+bool matrix_form(const PipelineInfo &p, const ArchSpec &arch, const MatrixMatch &m,
+                 AutoSchedule &r) {
     const FuncInfo &acc = *m.acc, &out = *m.out;
     const TensorInfo *oshape = nullptr;
     for (const auto &o : p.outputs) {
@@ -205,20 +214,26 @@ bool matrix_form(const PipelineInfo &p, const ArchSpec &arch, const MatrixMatch 
     }
     const int64_t N = oshape ? oshape->shape.at(0) : 0, M = oshape ? oshape->shape.at(1) : 0;
     const int64_t K = acc.updates[0].rvar_extents[0];
+    // Batch dimensions (a batched MatMul's, attention's heads) are loops outside the tiles:
+    // each step one M x N x K product.
+    const int64_t batch = oshape ? product(oshape->shape, 2, oshape->shape.size()) : 0;
     if (N <= 0 || M <= 0 || K <= 0) {
-        r.warnings.push_back("Func " + acc.name + ": the product's extents are not all constant (" + out.name + " " +
-                             std::to_string(N) + " x " + std::to_string(M) + ", " + m.k + " " + std::to_string(K) +
-                             "); not mapped");
+        r.warnings.push_back("Func " + acc.name + ": the product's extents are not all constant (" +
+                             out.name + " " + std::to_string(N) + " x " + std::to_string(M) + ", " +
+                             m.k + " " + std::to_string(K) + "); not mapped");
         return false;
     }
     const MatrixShape sh = arch.matrix.shapes.at(m.dtype);
     const int in_b = dtype_bytes(m.dtype);
-    const DType acc_t = arch.matrix.accumulators.count(m.dtype) ? arch.matrix.accumulators.at(m.dtype) : DType::FP32;
+    const DType acc_t = arch.matrix.accumulators.count(m.dtype)
+                            ? arch.matrix.accumulators.at(m.dtype)
+                            : DType::FP32;
     const int acc_b = dtype_bytes(acc_t);
     const std::string la = arch.matrix.a_level, lb = arch.matrix.b_level, lc = arch.matrix.c_level;
     const auto pa = path_from_gm(arch, la, true), pb = path_from_gm(arch, lb, true);
     if (pa.empty() || pb.empty()) {
-        r.warnings.push_back("Func " + acc.name + ": no DMA path from GM to the matrix operand levels " + la + "/" + lb);
+        r.warnings.push_back("Func " + acc.name +
+                             ": no DMA path from GM to the matrix operand levels " + la + "/" + lb);
         return false;
     }
     // Candidates: multiples of the fractal by powers of two that divide the extent.
@@ -238,7 +253,7 @@ bool matrix_form(const PipelineInfo &p, const ArchSpec &arch, const MatrixMatch 
     const double setup = in_engine ? in_engine->setup_cycles : 0;
     const MemoryLevel *gm = arch.find_level(gm_name(arch));
     const double gm_bw = arch.chip.gm_bytes_per_cycle > 0 ? arch.chip.gm_bytes_per_cycle
-                                                           : (gm ? gm->rd_bytes_per_cycle : 1);
+                                                          : (gm ? gm->rd_bytes_per_cycle : 1);
     const double gm_wr_bw = gm && gm->wr_bytes_per_cycle > 0 ? gm->wr_bytes_per_cycle : gm_bw;
     const double macs = std::max<int64_t>(arch.matrix.macs_per_cycle(m.dtype), 1);
     const int out_b = dtype_bytes(oshape->dtype);
@@ -256,9 +271,11 @@ bool matrix_form(const PipelineInfo &p, const ArchSpec &arch, const MatrixMatch 
     for (int64_t tm : sizes(sh.m0, M)) {
         for (int64_t tn : sizes(sh.n0, N)) {
             for (int64_t tk : sizes(sh.k0, K)) {
-                const uint64_t a_bytes = 2 * uint64_t(tm * tk * in_b), b_bytes = 2 * uint64_t(tk * tn * in_b);
-                bool fits = la == lb ? a_bytes + b_bytes <= level_size(arch, la)
-                                     : a_bytes <= level_size(arch, la) && b_bytes <= level_size(arch, lb);
+                const uint64_t a_bytes = 2 * uint64_t(tm * tk * in_b),
+                               b_bytes = 2 * uint64_t(tk * tn * in_b);
+                bool fits =
+                    la == lb ? a_bytes + b_bytes <= level_size(arch, la)
+                             : a_bytes <= level_size(arch, la) && b_bytes <= level_size(arch, lb);
                 const int cbufs = uint64_t(2 * tm * tn * acc_b) <= level_size(arch, lc) ? 2 : 1;
                 fits = fits && uint64_t(cbufs * tm * tn * acc_b) <= level_size(arch, lc);
                 if (!fits) {
@@ -268,19 +285,26 @@ bool matrix_form(const PipelineInfo &p, const ArchSpec &arch, const MatrixMatch 
                     if (K % tk1 != 0 || (!staged && tk1 != tk)) {
                         continue;
                     }
-                    const uint64_t a1 = 2 * uint64_t(tm * tk1 * in_b), b1 = 2 * uint64_t(tk1 * tn * in_b);
-                    if (staged && (pa.size() > 1 ? a1 : 0) + (pb.size() > 1 && pb[0] == sl ? b1 : 0) > level_size(arch, sl)) {
+                    const uint64_t a1 = 2 * uint64_t(tm * tk1 * in_b),
+                                   b1 = 2 * uint64_t(tk1 * tn * in_b);
+                    if (staged &&
+                        (pa.size() > 1 ? a1 : 0) + (pb.size() > 1 && pb[0] == sl ? b1 : 0) >
+                            level_size(arch, sl)) {
                         break;
                     }
-                    const double traffic = double(in_b) * (double(M) * K * (N / tn) + double(K) * N * (M / tm)) +
-                                           double(out_b) * M * N;
-                    const double tiles = double(M / tm) * (N / tn);
+                    const double traffic =
+                        double(batch) *
+                        (double(in_b) * (double(M) * K * (N / tn) + double(K) * N * (M / tm)) +
+                         double(out_b) * M * N);
+                    const double tiles = double(batch) * (M / tm) * (N / tn);
                     // One accumulator buffer: a tile's write-back cannot overlap the next tile's
                     // products, so it is paid in full.
-                    const double drain = cbufs == 1 ? tiles * double(tm * tn * out_b) / gm_wr_bw : 0;
-                    const double t = std::max(traffic / gm_bw, double(M) * N * K / macs) + drain +
-                                     tiles * (K / tk1) * 2 * setup + tiles * (K / tk) * (2 * setup0 +
-                                     arch.matrix.fill_drain_cycles);
+                    const double drain =
+                        cbufs == 1 ? tiles * double(tm * tn * out_b) / gm_wr_bw : 0;
+                    const double t =
+                        std::max(traffic / gm_bw, double(batch) * M * N * K / macs) + drain +
+                        tiles * (K / tk1) * 2 * setup +
+                        tiles * (K / tk) * (2 * setup0 + arch.matrix.fill_drain_cycles);
                     if (t < best * 0.999 || (t <= best * 1.001 && tm * tn > bm * bn)) {
                         best = t;
                         bm = tm;
@@ -294,8 +318,8 @@ bool matrix_form(const PipelineInfo &p, const ArchSpec &arch, const MatrixMatch 
         }
     }
     if (!bm) {
-        r.warnings.push_back("Func " + acc.name + ": no tile of the " + std::to_string(sh.m0) + "x" +
-                             std::to_string(sh.k0) + "x" + std::to_string(sh.n0) +
+        r.warnings.push_back("Func " + acc.name + ": no tile of the " + std::to_string(sh.m0) +
+                             "x" + std::to_string(sh.k0) + "x" + std::to_string(sh.n0) +
                              " fractal fits the operand levels double-buffered");
         return false;
     }
@@ -314,10 +338,11 @@ bool matrix_form(const PipelineInfo &p, const ArchSpec &arch, const MatrixMatch 
     ks.vars = {m.k, m.k + "o", m.k + "i"};
     ks.factors = {two ? bk1 : bk};
     r.spec.directives.push_back(ks);
-    const std::string inner_loop = two ? m.k + "io" : m.k + "o"; // where the operand levels are filled
+    const std::string inner_loop =
+        two ? m.k + "io" : m.k + "o"; // where the operand levels are filled
     Directive ro = make("k_outer", DirectiveKind::Reorder, acc.name);
     ro.stage = 0;
-    ro.vars = acc.vars;
+    ro.vars = {acc.vars[0], acc.vars[1]}; // the batch variables go outermost, after the reduction
     if (two) {
         Directive ks0 = make("k_operand_chunks", DirectiveKind::Split, acc.name);
         ks0.stage = 0;
@@ -330,12 +355,13 @@ bool matrix_form(const PipelineInfo &p, const ArchSpec &arch, const MatrixMatch 
         ro.vars.push_back(m.k + "i");
     }
     ro.vars.push_back(m.k + "o");
+    ro.vars.insert(ro.vars.end(), acc.vars.begin() + 2, acc.vars.end());
     r.spec.directives.push_back(ro);
     for (const auto &[in, path] : {std::pair{m.a, pa}, std::pair{m.b, pb}}) {
         for (const auto &lvl : path) {
             const bool operand = lvl == path.back();
-            r.spec.directives.push_back(
-                stage_dir("stage_" + in + "_" + lvl, in, lvl, acc.name, operand ? inner_loop : m.k + "o", 2));
+            r.spec.directives.push_back(stage_dir("stage_" + in + "_" + lvl, in, lvl, acc.name,
+                                                  operand ? inner_loop : m.k + "o", 2));
         }
     }
     Directive ai = make(acc.name + "_" + lc, DirectiveKind::AccumulateIn, acc.name);
@@ -347,9 +373,11 @@ bool matrix_form(const PipelineInfo &p, const ArchSpec &arch, const MatrixMatch 
     tz.unit = "matrix";
     r.spec.directives.push_back(tz);
     std::ostringstream os;
-    os << "matrix form: " << acc.name << " = " << m.a << " x " << m.b << " (" << dtype_name(m.dtype) << ", " << M
-       << "x" << N << "x" << K << ") on the matrix unit; tiles " << bm << "x" << bn << " of " << out.name << ", "
-       << m.k << " in chunks of " << (two ? std::to_string(bk1) + " (from GM) and " : std::string()) << bk
+    os << "matrix form: " << acc.name << " = " << m.a << " x " << m.b << " (" << dtype_name(m.dtype)
+       << ", " << (batch > 1 ? std::to_string(batch) + " x " : std::string()) << M << "x" << N
+       << "x" << K << ") on the matrix unit; tiles " << bm << "x" << bn << " of " << out.name
+       << ", " << m.k << " in chunks of "
+       << (two ? std::to_string(bk1) + " (from GM) and " : std::string()) << bk
        << (two ? " (to the operand levels)" : "") << "; " << m.a << " staged GM";
     for (const auto &l : pa) {
         os << " -> " << l;
@@ -358,16 +386,18 @@ bool matrix_form(const PipelineInfo &p, const ArchSpec &arch, const MatrixMatch 
     for (const auto &l : pb) {
         os << " -> " << l;
     }
-    os << " (2 buffers each), the accumulator in " << lc << " (" << bc << " buffer" << (bc > 1 ? "s" : "")
-       << "); estimate " << static_cast<int64_t>(best) << " cycles";
+    os << " (2 buffers each), the accumulator in " << lc << " (" << bc << " buffer"
+       << (bc > 1 ? "s" : "") << "); estimate " << static_cast<int64_t>(best) << " cycles";
     r.notes.push_back(os.str());
     if (!copy_source(out)) {
-        r.warnings.push_back("Func " + out.name + ": computes from " + acc.name +
-                             " (not a plain copy): its arithmetic is left to the default placement");
+        r.warnings.push_back(
+            "Func " + out.name + ": computes from " + acc.name +
+            " (not a plain copy): its arithmetic is left to the default placement");
     }
     for (const auto &f : p.funcs) {
         if (&f != &acc && &f != &out) {
-            r.warnings.push_back("Func " + f.name + ": not part of the matrix form; left to the default placement");
+            r.warnings.push_back("Func " + f.name +
+                                 ": not part of the matrix form; left to the default placement");
         }
     }
     r.form = "matrix";
@@ -376,8 +406,8 @@ bool matrix_form(const PipelineInfo &p, const ArchSpec &arch, const MatrixMatch 
 
 // max_band / max_lanes: caps from a previous attempt whose buffers did not fit (0 = none);
 // band / lanes: what this attempt chose (the split factor, the largest vectorize factor).
-bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, int64_t max_band, int64_t max_lanes,
-                 int64_t &band, int64_t &lanes) {
+bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, int64_t max_band,
+                 int64_t max_lanes, int64_t &band, int64_t &lanes) {
     const FuncInfo *out = nullptr;
     for (const auto &f : p.funcs) {
         if (f.is_output) {
@@ -393,12 +423,15 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
     const std::string vlevel = arch.vector.level;
     const auto path = path_from_gm(arch, vlevel, false);
     if (vlevel.empty() || path.empty()) {
-        r.warnings.push_back("Func " + out->name + ": no DMA path from GM to the vector unit's level '" + vlevel + "'");
+        r.warnings.push_back("Func " + out->name +
+                             ": no DMA path from GM to the vector unit's level '" + vlevel + "'");
         return false;
     }
     if (!copy_source(*out)) {
-        r.warnings.push_back("Func " + out->name + ": the output computes (it is not a plain copy of one stage), so "
-                             "its arithmetic runs as scalar code; define the output as a copy of the last stage");
+        r.warnings.push_back(
+            "Func " + out->name +
+            ": the output computes (it is not a plain copy of one stage), so "
+            "its arithmetic runs as scalar code; define the output as a copy of the last stage");
     }
     const size_t rank = oshape.shape.size();
     // The band dimension: the outermost one with more than one step (an ONNX tensor's
@@ -408,7 +441,8 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
         bd--;
     }
     if (rank == 0 || out->vars.size() != rank) {
-        r.warnings.push_back("Func " + out->name + ": the output's variables do not match its dimensions; not mapped");
+        r.warnings.push_back("Func " + out->name +
+                             ": the output's variables do not match its dimensions; not mapped");
         return false;
     }
     const bool flat = bd == 0;
@@ -418,10 +452,13 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
     // Inputs: double-buffered per band; an input of the output's rank is read per band
     // (with its halo: the rows beyond the output's; an input with a whole multiple of the
     // output's rows, a stride-2 pooling's, reads that many rows a step), any other one whole.
+    // An input read at a clamped row (a padded convolution's, a pooling's edge) has no
+    // constant footprint per band: it is staged whole, once, before the band loop.
     struct BandInput {
         const TensorInfo *t;
         int64_t halo; // rows beyond the output's (-1: the whole input per band)
         int64_t step; // its rows per output row
+        bool once;    // staged whole at the root, one buffer
     };
     std::vector<BandInput> ins;
     std::vector<std::string> read;
@@ -440,11 +477,21 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
         if (!t) {
             continue;
         }
-        const bool banded = t->shape.size() == rank && !flat;
+        bool clamped_rows = false;
+        for (const auto &f : p.funcs) {
+            for (const DefInfo *d : f.definitions()) {
+                for (const auto &l : d->loads) {
+                    clamped_rows =
+                        clamped_rows || (l.callee == name && !flat && bd < l.index_var.size() &&
+                                         l.index_var[bd].empty());
+                }
+            }
+        }
+        const bool banded = t->shape.size() == rank && !flat && !clamped_rows;
         const int64_t in_rows = banded ? t->shape[bd] : 0;
         const int64_t step = banded && in_rows >= 2 * H ? in_rows / H : 1;
         const int64_t h = banded ? std::max<int64_t>(0, in_rows - H * step) : -1;
-        ins.push_back(BandInput{t, h, step});
+        ins.push_back(BandInput{t, h, step, clamped_rows});
         halo = std::max(halo, h);
     }
     std::vector<const FuncInfo *> inter;
@@ -460,10 +507,11 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
         uint64_t bytes = 0;
         for (const BandInput &in : ins) {
             const TensorInfo *t = in.t;
-            const uint64_t n = flat          ? uint64_t(R)
-                               : in.halo < 0 ? uint64_t(product(t->shape, 0, t->shape.size()))
-                                             : uint64_t((R * in.step + in.halo) * product(t->shape, 0, bd));
-            bytes += 2 * (n * dtype_bytes(t->dtype) + align);
+            const uint64_t n = flat ? uint64_t(R)
+                               : in.halo < 0
+                                   ? uint64_t(product(t->shape, 0, t->shape.size()))
+                                   : uint64_t((R * in.step + in.halo) * product(t->shape, 0, bd));
+            bytes += (in.once ? 1 : 2) * (n * dtype_bytes(t->dtype) + align);
         }
         for (const FuncInfo *f : inter) {
             const uint64_t n = flat ? uint64_t(R) : uint64_t((R + halo) * (row + 2 * halo));
@@ -482,9 +530,10 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
         R /= 2;
     }
     if (R < 1 || footprint(R) > cap) {
-        r.warnings.push_back("Func " + out->name + ": one step of its outermost dimension (" + outer + ", " +
-                             std::to_string(footprint(1)) + " bytes with its inputs double-buffered) does not fit " +
-                             vlevel + " (" + std::to_string(level_size(arch, vlevel)) + " bytes); not mapped");
+        r.warnings.push_back(
+            "Func " + out->name + ": one step of its outermost dimension (" + outer + ", " +
+            std::to_string(footprint(1)) + " bytes with its inputs double-buffered) does not fit " +
+            vlevel + " (" + std::to_string(level_size(arch, vlevel)) + " bytes); not mapped");
         return false;
     }
     Directive split = make("band_" + out->name, DirectiveKind::Split, out->name);
@@ -496,8 +545,9 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
     for (const BandInput &in : ins) {
         const TensorInfo *t = in.t;
         for (const auto &lvl : path) {
-            r.spec.directives.push_back(stage_dir("stage_" + t->name + (path.size() > 1 ? "_" + lvl : ""), t->name,
-                                                  lvl, out->name, outer + "o", 2));
+            r.spec.directives.push_back(
+                stage_dir("stage_" + t->name + (path.size() > 1 ? "_" + lvl : ""), t->name, lvl,
+                          out->name, in.once ? "root" : outer + "o", in.once ? 1 : 2));
         }
     }
     std::ostringstream vec;
@@ -530,7 +580,8 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
         }
         return F;
     };
-    auto vectorize_dir = [&](const std::string &id, const FuncInfo &f, int stage, const std::string &var, int64_t F) {
+    auto vectorize_dir = [&](const std::string &id, const FuncInfo &f, int stage,
+                             const std::string &var, int64_t F) {
         Directive v = make(id, DirectiveKind::Vectorize, f.name);
         v.stage = stage;
         v.vars = {var};
@@ -539,14 +590,16 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
         r.spec.directives.push_back(v);
     };
     for (const FuncInfo *f : inter) {
-        const int64_t lanes_cap = std::min<int64_t>(
-            floor_pow2(int64_t(arch.vector.max_repeat) * arch.vector.bytes_per_repeat / std::max(f->bytes, 1)),
-            kMaxVectorizeFactor);
+        const int64_t lanes_cap =
+            std::min<int64_t>(floor_pow2(int64_t(arch.vector.max_repeat) *
+                                         arch.vector.bytes_per_repeat / std::max(f->bytes, 1)),
+                              kMaxVectorizeFactor);
         const int64_t cap = max_lanes > 0 ? std::min(lanes_cap, max_lanes) : lanes_cap;
         const int64_t pure_extent = f->vars.empty() ? -1 : extent_of(f->vars[0]);
         if (!f->vars.empty()) {
-            const int64_t F = pure_extent > 0 ? dividing_lanes(pure_extent, cap)
-                                              : std::min<int64_t>(floor_pow2(flat ? R : oshape.shape[0]), cap);
+            const int64_t F = pure_extent > 0
+                                  ? dividing_lanes(pure_extent, cap)
+                                  : std::min<int64_t>(floor_pow2(flat ? R : oshape.shape[0]), cap);
             if (F >= 2) {
                 vectorize_dir(f->name + "_vec", *f, -1, f->vars[0], F);
                 vec << (vec.tellp() ? ", " : "") << f->name << " by " << F;
@@ -586,7 +639,8 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
                 a.stage = 0;
                 r.spec.directives.push_back(a);
                 vectorize_dir(f->name + "_red", *f, 0, u.rvars[0], F);
-                vec << (vec.tellp() ? ", " : "") << f->name << ".update(0) across " << u.rvars[0] << " by " << F;
+                vec << (vec.tellp() ? ", " : "") << f->name << ".update(0) across " << u.rvars[0]
+                    << " by " << F;
                 mapped = true;
             }
         }
@@ -594,34 +648,39 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
             const int64_t F = dividing_lanes(pure_extent, cap);
             if (F >= 2) {
                 vectorize_dir(f->name + "_upd_vec", *f, 0, f->vars[0], F);
-                vec << (vec.tellp() ? ", " : "") << f->name << ".update(0) across " << f->vars[0] << " by " << F;
+                vec << (vec.tellp() ? ", " : "") << f->name << ".update(0) across " << f->vars[0]
+                    << " by " << F;
                 mapped = true;
             }
         }
         if (!mapped) {
-            r.warnings.push_back("Func " + f->name + ": a reduction whose update the vector form cannot vectorise (" +
-                                 (f->updates.size() == 1 ? "no reduction over a dense row and no pure variable of "
-                                                           "known extent to spread lanes over"
-                                                         : "more than one update") +
+            r.warnings.push_back("Func " + f->name +
+                                 ": a reduction whose update the vector form cannot vectorise (" +
+                                 (f->updates.size() == 1
+                                      ? "no reduction over a dense row and no pure variable of "
+                                        "known extent to spread lanes over"
+                                      : "more than one update") +
                                  "); it runs as scalar code");
         }
     }
     std::ostringstream os;
-    os << "vector form: bands of " << R << (bd == 0 ? " elements" : " steps") << " of " << out->name << "."
-       << outer << " (of " << H << "); ";
+    os << "vector form: bands of " << R << (bd == 0 ? " elements" : " steps") << " of " << out->name
+       << "." << outer << " (of " << H << "); ";
     for (size_t i = 0; i < ins.size(); i++) {
-        os << (i ? ", " : "inputs ") << ins[i].t->name;
+        os << (i ? ", " : "inputs ") << ins[i].t->name
+           << (ins[i].once ? " (whole, once: read at clamped rows)" : "");
     }
     os << " staged GM";
     for (const auto &l : path) {
         os << " -> " << l;
     }
-    os << " per band (2 buffers); " << inter.size() << " intermediate Func" << (inter.size() == 1 ? "" : "s")
-       << " computed per band";
+    os << " per band (2 buffers); " << inter.size() << " intermediate Func"
+       << (inter.size() == 1 ? "" : "s") << " computed per band";
     if (vec.tellp()) {
         os << ", vectorised: " << vec.str();
     }
-    os << "; footprint " << footprint(R) << " of " << level_size(arch, vlevel) << " bytes of " << vlevel;
+    os << "; footprint " << footprint(R) << " of " << level_size(arch, vlevel) << " bytes of "
+       << vlevel;
     r.notes.push_back(os.str());
     r.form = "vector";
     return true;
@@ -634,12 +693,14 @@ namespace {
 // What compiling `spec` (no simulation) refused: the first error saying a buffer does
 // not fit, else the first other error that names a directive.
 struct Refusal {
-    std::string fit;           // "" = every buffer fits
-    std::string directive_id;  // a directive the backend or Halide refused ("" = none)
+    std::string fit;          // "" = every buffer fits
+    std::string directive_id; // a directive the backend or Halide refused ("" = none)
     std::string message;
+    std::string other; // the first error of any kind ("" = it compiles)
 };
 
-Refusal check_compile(const PipelineInfo &p, const std::string &arch_ref, const ScheduleSpec &spec) {
+Refusal check_compile(const PipelineInfo &p, const std::string &arch_ref,
+                      const ScheduleSpec &spec) {
     CompileRequest req;
     req.generator = p.generator;
     req.params = p.params;
@@ -651,6 +712,9 @@ Refusal check_compile(const PipelineInfo &p, const std::string &arch_ref, const 
         if (d.severity != Diagnostic::Error) {
             continue;
         }
+        if (r.other.empty()) {
+            r.other = d.message;
+        }
         if (d.message.find("does not fit") != std::string::npos) {
             r.fit = d.message;
             return r;
@@ -659,13 +723,22 @@ Refusal check_compile(const PipelineInfo &p, const std::string &arch_ref, const 
             r.directive_id = d.directive_id;
             r.message = d.message;
         }
+        // The backend names the Func, not the directive, of a vectorised reduction it
+        // cannot run: that is this scheduler's `<func>_red`.
+        const std::string red = ": its vectorized reduction";
+        const size_t at = d.message.find(red);
+        if (r.directive_id.empty() && d.message.rfind("Func ", 0) == 0 && at != std::string::npos) {
+            r.directive_id = d.message.substr(5, at - 5) + "_red";
+            r.message = d.message;
+        }
     }
     return r;
 }
 
 } // namespace
 
-AutoSchedule auto_schedule(const PipelineInfo &p, const ArchSpec &arch, const std::string &arch_ref) {
+AutoSchedule auto_schedule(const PipelineInfo &p, const ArchSpec &arch,
+                           const std::string &arch_ref) {
     AutoSchedule r;
     r.form = "none";
     std::vector<std::string> why;
@@ -691,20 +764,31 @@ AutoSchedule auto_schedule(const PipelineInfo &p, const ArchSpec &arch, const st
         }
         auto &ds = r.spec.directives;
         ds.erase(std::remove_if(ds.begin(), ds.end(),
-                                [&](const Directive &d) { return std::count(dropped.begin(), dropped.end(), d.id); }),
+                                [&](const Directive &d) {
+                                    return std::count(dropped.begin(), dropped.end(), d.id);
+                                }),
                  ds.end());
         if (arch_ref.empty()) {
             return r;
         }
         const Refusal refused = check_compile(p, arch_ref, r.spec);
+        if (refused.other.empty()) {
+            return r;
+        }
         if (refused.fit.empty() && refused.directive_id.empty()) {
+            r.warnings.push_back(
+                "Func " + p.funcs.back().name + ": the vector form does not compile (" +
+                refused.other.substr(0, 160) + "); the pipeline keeps the default placement");
+            r.spec.directives.clear();
+            r.form = "none";
             return r;
         }
         if (attempt >= 12) {
-            r.warnings.push_back("Func " + p.funcs.back().name + ": the vector form still does not compile after " +
-                                 std::to_string(attempt + 1) + " attempts (" +
-                                 (refused.fit.empty() ? refused.message : refused.fit).substr(0, 160) +
-                                 "); the pipeline keeps the default placement");
+            r.warnings.push_back(
+                "Func " + p.funcs.back().name + ": the vector form still does not compile after " +
+                std::to_string(attempt + 1) + " attempts (" +
+                (refused.fit.empty() ? refused.message : refused.fit).substr(0, 160) +
+                "); the pipeline keeps the default placement");
             r.spec.directives.clear();
             r.form = "none";
             return r;
@@ -718,7 +802,8 @@ AutoSchedule auto_schedule(const PipelineInfo &p, const ArchSpec &arch, const st
             if (red != std::string::npos && red + 4 == id.size()) {
                 dropped.push_back(id.substr(0, red) + "_atomic");
             }
-            base.warnings.push_back("directive '" + id + "' was refused (" + refused.message.substr(0, 160) +
+            base.warnings.push_back("directive '" + id + "' was refused (" +
+                                    refused.message.substr(0, 160) +
                                     "); left out, so what it scheduled runs without it");
             continue;
         }
@@ -733,17 +818,20 @@ AutoSchedule auto_schedule(const PipelineInfo &p, const ArchSpec &arch, const st
         } else {
             r.warnings.push_back("Func " + p.funcs.back().name +
                                  ": the vector form does not fit even at one step and one lane (" +
-                                 refused.fit.substr(0, 160) + "); the pipeline keeps the default placement");
+                                 refused.fit.substr(0, 160) +
+                                 "); the pipeline keeps the default placement");
             r.spec.directives.clear();
             r.form = "none";
             return r;
         }
         base.notes.push_back("the backend refused bands of " + std::to_string(band) + " with " +
-                             std::to_string(lanes) + " lanes (" + refused.fit.substr(0, 120) + "); trying smaller");
+                             std::to_string(lanes) + " lanes (" + refused.fit.substr(0, 120) +
+                             "); trying smaller");
     }
 }
 
-AutoSchedule auto_schedule_for(const std::string &generator, const ParamMap &params, const std::string &arch_ref) {
+AutoSchedule auto_schedule_for(const std::string &generator, const ParamMap &params,
+                               const std::string &arch_ref) {
     return auto_schedule(describe_pipeline(generator, params), load_arch(arch_ref), arch_ref);
 }
 
