@@ -47,6 +47,10 @@ struct OnnxMapping {
     std::vector<OnnxKernelInput> inputs;   // in the kernel's input order
     std::vector<OnnxKernelOutput> outputs;
     std::string note;                      // e.g. "a view: the kernel copies the data"
+    /** Further kernels of the same node, run on the same inputs, each computing other
+     * outputs of it (LayerNormalization's optional Mean and InvStdDev: `--schedule auto`
+     * bands a pipeline at its first output, so each output is a pipeline of its own). */
+    std::vector<OnnxMapping> more;
 };
 
 /** Maps `node` (of a model at `opset`) given its inputs' tensors (one per node
