@@ -150,6 +150,7 @@ void add_pointwise_ops(OpTable &t);
 void add_view_ops(OpTable &t);
 void add_movement_ops(OpTable &t);
 void add_matrix_ops(OpTable &t); // OnnxOpsMatrix.cpp: MatMul, Gemm, Conv, ConvTranspose, BatchNormalization
+void add_reduce_ops(OpTable &t); // OnnxOpsReduce.cpp: Reduce*, Softmax, LogSoftmax, LayerNormalization
 
 } // namespace tessel::graph::onnx_map
 

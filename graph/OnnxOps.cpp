@@ -132,6 +132,7 @@ const OpTable &op_table() {
         add_view_ops(t);
         add_movement_ops(t);
         add_matrix_ops(t);
+        add_reduce_ops(t);
         return t;
     }();
     return table;

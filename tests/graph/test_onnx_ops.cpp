@@ -100,6 +100,57 @@ TEST(OnnxOps, SliceOnTheNpuMatchesHalidesCpuResult) {
                            "ascend-like");
 }
 
+TEST(OnnxOps, ReductionsOnTheNpuMatchHalidesCpuResult) {
+    // ReduceMean of a 1x64x56x56 activation over H and W (the runner's view: 64x3136, axis 1
+    // reduced), across the reduction.
+    for (const char *g :
+         {"onnx_reduce_mean", "onnx_reduce_sum", "onnx_reduce_max", "onnx_reduce_min"}) {
+        expect_npu_matches_cpu({g, {{"shape", "64x3136"}, {"axes", "1"}, {"dtype", "fp32"}}},
+                               "ascend-like");
+    }
+    // An outer dimension reduced, across rows (the inner positions); auto's bands of the kept
+    // elements do not count the reduced rows, so a size whose band fits UB (docs/onnx.md).
+    expect_npu_matches_cpu(
+        {"onnx_reduce_mean", {{"shape", "16x1024"}, {"axes", "0"}, {"dtype", "fp32"}}},
+        "ascend-like");
+    // Two reduced groups: two stages; integers in their type.
+    expect_npu_matches_cpu(
+        {"onnx_reduce_sum", {{"shape", "4x16x256"}, {"axes", "0;2"}, {"dtype", "fp32"}}},
+        "ascend-like");
+    expect_npu_matches_cpu(
+        {"onnx_reduce_min", {{"shape", "64x1024"}, {"axes", "1"}, {"dtype", "int8"}}},
+        "ascend-like");
+    expect_npu_matches_cpu(
+        {"onnx_reduce_min", {{"shape", "64x3136"}, {"axes", "1"}, {"dtype", "fp32"}}},
+        "gemmini-like");
+}
+
+TEST(OnnxOps, SoftmaxOnTheNpuMatchesHalidesCpuResult) {
+    // Attention scores 1x12x128x128 along the last axis: 1536 rows of 128.
+    expect_npu_matches_cpu({"onnx_softmax", {{"shape", "1536x128"}, {"dtype", "fp32"}}},
+                           "ascend-like");
+    expect_npu_matches_cpu({"onnx_logsoftmax", {{"shape", "1536x128"}, {"dtype", "fp32"}}},
+                           "ascend-like");
+    expect_npu_matches_cpu({"onnx_softmax", {{"shape", "1536x128"}, {"dtype", "fp32"}}},
+                           "gemmini-like");
+    // Along an axis that is not innermost (the channels of 32x16x256), lanes across the 256
+    // inner positions.
+    expect_npu_matches_cpu({"onnx_softmax", {{"shape", "32x16x256"}, {"dtype", "fp32"}}},
+                           "ascend-like");
+}
+
+TEST(OnnxOps, LayerNormOnTheNpuMatchesHalidesCpuResult) {
+    // A transformer's 1x128x768 activation normalised over its last axis, and its optional outputs.
+    for (const char *out : {"Y", "Mean", "InvStdDev"}) {
+        expect_npu_matches_cpu(
+            {"onnx_layernorm", {{"shape", "128x768"}, {"output", out}, {"dtype", "fp32"}}},
+            "ascend-like");
+    }
+    expect_npu_matches_cpu(
+        {"onnx_layernorm", {{"shape", "128x768"}, {"bias", "false"}, {"dtype", "fp32"}}},
+        "gemmini-like");
+}
+
 TEST(OnnxOps, GeneratorsRefuseWhatOnnxDoesNotDefine) {
     CompileRequest req;
     req.generator = "onnx_sigmoid";
@@ -113,6 +164,21 @@ TEST(OnnxOps, GeneratorsRefuseWhatOnnxDoesNotDefine) {
     r = compile(req);
     ASSERT_FALSE(r.ok);
     EXPECT_NE(r.diagnostics.at(0).message.find("onnx Add: shapes 3x4;5 do not broadcast"), std::string::npos)
+        << r.diagnostics.at(0).message;
+    req.generator = "onnx_reduce_sum";
+    req.params = {{"shape", "3x4"}, {"axes", "1;1"}, {"dtype", "fp32"}};
+    r = compile(req);
+    ASSERT_FALSE(r.ok);
+    EXPECT_NE(r.diagnostics.at(0).message.find(
+                  "onnx ReduceSum: axes '1;1' must name distinct dimensions of shape 3x4"),
+              std::string::npos)
+        << r.diagnostics.at(0).message;
+    req.generator = "onnx_layernorm";
+    req.params = {{"shape", "3x4"}, {"output", "Var"}, {"dtype", "fp32"}};
+    r = compile(req);
+    ASSERT_FALSE(r.ok);
+    EXPECT_NE(r.diagnostics.at(0).message.find("output 'Var' is not Y, Mean or InvStdDev"),
+              std::string::npos)
         << r.diagnostics.at(0).message;
 }
 
@@ -323,6 +389,115 @@ TEST(OnnxOps, SliceResolvesOnnxsStartsEndsAxesAndSteps) {
     FileTensor st3 = tensor(ElemType::Int64, {1}, {1000});
     EXPECT_NE(map_onnx_node(node("Slice", 4), 13, {&x, &st3, &en2, &ax2}).skip.find("the output is empty"),
               std::string::npos);
+}
+
+TEST(OnnxOps, ReductionsMergeReducedAndKeptDimensions) {
+    auto ints = [](const std::string &name, std::vector<int64_t> v) {
+        OnnxAttribute a;
+        a.name = name;
+        a.kind = OnnxAttribute::Ints;
+        a.ints = v;
+        return a;
+    };
+    // ReduceMean of NCHW over H, W: 64 x 3136 with axis 1 reduced; keepdims gives 1x64x1x1.
+    FileTensor x = tensor(ElemType::Float32, {1, 64, 56, 56});
+    OnnxMapping m = map_onnx_node(node("ReduceMean", 1, {ints("axes", {2, 3})}), 13, {&x});
+    ASSERT_TRUE(m.skip.empty()) << m.skip;
+    EXPECT_EQ(m.generator, "onnx_reduce_mean");
+    EXPECT_EQ(m.params.at("shape"), "64x3136");
+    EXPECT_EQ(m.params.at("axes"), "1");
+    EXPECT_EQ(m.outputs.at(0).dims,
+              std::vector<int64_t>({64, 1})); // the view's rank, reduced dimensions 1
+    EXPECT_EQ(m.outputs.at(0).onnx_dims, std::vector<int64_t>({1, 64, 1, 1}));
+    // Negative axes, keepdims 0.
+    FileTensor y = tensor(ElemType::Float32, {3, 2, 2});
+    m = map_onnx_node(node("ReduceMax", 1, {ints("axes", {-2}), int_attr("keepdims", 0)}), 13,
+                      {&y});
+    EXPECT_EQ(m.params.at("shape"), "3x2x2");
+    EXPECT_EQ(m.params.at("axes"), "1");
+    EXPECT_EQ(m.outputs.at(0).dims, std::vector<int64_t>({3, 1, 2}));
+    EXPECT_EQ(m.outputs.at(0).onnx_dims, std::vector<int64_t>({3, 2}));
+    // No axes: every one; the output is one element.
+    m = map_onnx_node(node("ReduceMin", 1), 13, {&y});
+    EXPECT_EQ(m.params.at("shape"), "12");
+    EXPECT_EQ(m.outputs.at(0).dims, std::vector<int64_t>({1}));
+    EXPECT_EQ(m.outputs.at(0).onnx_dims, std::vector<int64_t>({1, 1, 1}));
+    // ReduceSum's axes are input 1 from opset 13; empty with noop_with_empty_axes is a copy.
+    FileTensor ax = tensor(ElemType::Int64, {2}, {0, 2}), none = tensor(ElemType::Int64, {0});
+    m = map_onnx_node(node("ReduceSum", 2), 13, {&y, &ax});
+    EXPECT_EQ(m.params.at("axes"), "0;2");
+    EXPECT_EQ(m.outputs.at(0).onnx_dims, std::vector<int64_t>({1, 2, 1}));
+    m = map_onnx_node(node("ReduceSum", 2), 13, {&y, &none});
+    EXPECT_EQ(m.params.at("shape"), "12");
+    m = map_onnx_node(node("ReduceSum", 2, {int_attr("noop_with_empty_axes", 1)}), 13, {&y, &none});
+    EXPECT_EQ(m.generator, "onnx_identity");
+    EXPECT_EQ(m.outputs.at(0).onnx_dims, std::vector<int64_t>({3, 2, 2}));
+    // Skips name what is wrong.
+    EXPECT_EQ(map_onnx_node(node("ReduceMean", 1, {ints("axes", {1, -2})}), 13, {&y}).skip,
+              "ReduceMean: axis 1 given twice");
+    EXPECT_EQ(map_onnx_node(node("ReduceMean", 1, {ints("axes", {3})}), 13, {&y}).skip,
+              "ReduceMean: axis 3 is outside [-3, 2]");
+    FileTensor i = tensor(ElemType::Int32, {3, 2, 2});
+    EXPECT_EQ(map_onnx_node(node("ReduceMean", 1), 13, {&i}).skip,
+              "ReduceMean of int32: supported for float types only");
+    EXPECT_EQ(map_onnx_node(node("ReduceMax", 1), 13, {&i}).generator, "onnx_reduce_max");
+}
+
+TEST(OnnxOps, SoftmaxAlongAnAxisAndCoercedBeforeOpset13) {
+    FileTensor x = tensor(ElemType::Float32, {3, 4, 5});
+    // Opset 13: along the axis, the dimensions before and after it merged.
+    OnnxMapping m = map_onnx_node(node("Softmax", 1, {int_attr("axis", 1)}), 13, {&x});
+    ASSERT_TRUE(m.skip.empty()) << m.skip;
+    EXPECT_EQ(m.generator, "onnx_softmax");
+    EXPECT_EQ(m.params.at("shape"), "3x4x5");
+    EXPECT_EQ(map_onnx_node(node("LogSoftmax", 1), 13, {&x}).params.at("shape"), "12x5");
+    EXPECT_EQ(map_onnx_node(node("Softmax", 1, {int_attr("axis", 0)}), 13, {&x}).params.at("shape"),
+              "1x3x20");
+    // Opsets 11-12: coerced to 2-D at the axis (default 1).
+    EXPECT_EQ(map_onnx_node(node("Softmax", 1), 11, {&x}).params.at("shape"), "3x20");
+    EXPECT_EQ(
+        map_onnx_node(node("LogSoftmax", 1, {int_attr("axis", 2)}), 12, {&x}).params.at("shape"),
+        "12x5");
+    FileTensor i = tensor(ElemType::Int8, {3});
+    EXPECT_EQ(map_onnx_node(node("Softmax", 1), 13, {&i}).skip,
+              "Softmax of int8: supported for float types only");
+}
+
+TEST(OnnxOps, LayerNormHasAKernelPerOutput) {
+    FileTensor x = tensor(ElemType::Float32, {2, 3, 4, 5}), w = tensor(ElemType::Float32, {4, 5}),
+               b = tensor(ElemType::Float32, {4, 5});
+    OnnxNode n = node("LayerNormalization", 3, {int_attr("axis", -2), float_attr("epsilon", 0.1f)});
+    n.outputs = {"Y", "Mean", "InvStdDev"};
+    OnnxMapping m = map_onnx_node(n, 17, {&x, &w, &b});
+    ASSERT_TRUE(m.skip.empty()) << m.skip;
+    EXPECT_EQ(m.generator, "onnx_layernorm");
+    EXPECT_EQ(m.params.at("shape"), "6x20");
+    EXPECT_EQ(m.params.at("epsilon"), "0.100000001");
+    EXPECT_EQ(m.params.at("bias"), "true");
+    EXPECT_EQ(m.inputs.size(), 3u);
+    ASSERT_EQ(m.more.size(), 2u);
+    EXPECT_EQ(m.more[0].params.at("output"), "Mean");
+    EXPECT_EQ(m.more[0].inputs.size(), 1u);
+    EXPECT_EQ(m.more[0].outputs.at(0).node_output, 1);
+    EXPECT_EQ(m.more[0].outputs.at(0).dims, std::vector<int64_t>({6}));
+    EXPECT_EQ(m.more[1].outputs.at(0).onnx_dims, std::vector<int64_t>({2, 3, 1, 1}));
+    // B omitted, Y only; the default axis is -1, whose normalised dimensions are 5, not w's 4x5.
+    OnnxNode y = node("LayerNormalization", 2);
+    m = map_onnx_node(y, 17, {&x, &w});
+    EXPECT_EQ(m.skip, "LayerNormalization: input 'in1' is 4x5, not the normalised dimensions 5 "
+                      "(broadcasting is not "
+                      "supported)");
+    FileTensor w5 = tensor(ElemType::Float32, {5});
+    m = map_onnx_node(y, 17, {&x, &w5});
+    ASSERT_TRUE(m.skip.empty()) << m.skip;
+    EXPECT_EQ(m.params.at("shape"), "24x5");
+    EXPECT_EQ(m.params.at("bias"), "false");
+    EXPECT_TRUE(m.more.empty());
+    EXPECT_EQ(
+        map_onnx_node(node("LayerNormalization", 2, {int_attr("stash_type", 0)}), 17, {&x, &w5})
+            .skip,
+        "LayerNormalization: stash_type 0 is not supported (the statistics are computed in "
+        "float32, stash_type 1)");
 }
 
 TEST(OnnxOps, UnknownOperatorsAreNamed) {
