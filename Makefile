@@ -3,6 +3,7 @@
 #   make test   the same set-up, then the whole test suite through ctest
 #   make bench  the same set-up, then every sample on every preset (docs/BENCHMARKS.md)
 #   make onnx-bench  the ONNX backend node tests in scope on every preset (docs/onnx.md)
+#   make model-bench  real models (PyTorch exports) through tessel model compile (docs/models.md)
 #   make test-sanitize  the whole suite built with ASan + UBSan, in build-asan/ (docs/hardening.md);
 #               make test-sanitize-compile-path: the compile-path suites only (the end of make test)
 #   make fuzz   the libFuzzer harnesses, FUZZ_TIME seconds each (fuzz/README.md);
@@ -20,7 +21,7 @@ PACKAGES := build-essential cmake ccache libhalide14-0-dev nlohmann-json3-dev \
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps configure build demo test bench onnx-bench clean test-sanitize test-sanitize-compile-path fuzz fuzz-build fuzz-replay
+.PHONY: all deps configure build demo test bench onnx-bench model-bench clean test-sanitize test-sanitize-compile-path fuzz fuzz-build fuzz-replay
 
 all: build
 
@@ -56,6 +57,17 @@ onnx-bench: build
 	  ./$(BUILD)/bin/tessel onnx-test --arch $$a --scope graph/onnx_node_scope.txt \
 	    --report $(BUILD)/onnx-test-$$a.json /usr/include/onnx/backend/test/data/node || rc=1; \
 	done; exit $$rc
+
+# torchvision's ResNet-18 and MobileNetV2 and a transformer encoder layer, exported by PyTorch
+# (needs python3-torch and python3-torchvision, not in PACKAGES: large), each compiled with every
+# pass's graph and the memory plan in $(BUILD)/models/NAME/compile.txt (docs/models.md).
+model-bench: build
+	/usr/bin/python3 graph/models/make_models.py --out $(BUILD)/models
+	@for m in resnet18 mobilenet_v2 transformer_encoder; do \
+	  /usr/bin/time -f "$$m: tessel model compile %e s" ./$(BUILD)/bin/tessel model compile \
+	    $(BUILD)/models/$$m/model.onnx --dump-after all > $(BUILD)/models/$$m/compile.txt || exit 1; \
+	  tail -1 $(BUILD)/models/$$m/compile.txt; \
+	done
 
 test: build
 	cd $(BUILD) && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j $(JOBS)
