@@ -2,12 +2,12 @@
 #include "graph/OnnxTestRunner.h"
 
 #include "dsl/Compile.h"
+#include "graph/OnnxKernel.h"
 #include "graph/OnnxModel.h"
 #include "graph/OnnxOps.h"
 #include "graph/TensorFile.h"
 #include "npu_target/common/Error.h"
 #include "npu_target/common/InputFile.h"
-#include "scheduler/AutoSchedule.h"
 
 #include <nlohmann/json.hpp>
 
@@ -71,13 +71,6 @@ FileTensor data_tensor(const fs::path &set, const char *role, size_t k) {
                    " ", k, ", and each test_data_set_N holds ", role, "_K.pb for every one)");
     }
     return read_tensor_file(p.string());
-}
-
-// `t` with its dims replaced by `dims` (same element count: a view).
-Tensor viewed(const FileTensor &t, const std::vector<int64_t> &dims, const std::string &name, const std::string &origin) {
-    FileTensor v = t;
-    v.dims = dims;
-    return to_tensor(v, name, origin);
 }
 
 bool run_kernel(const OnnxModel &model, const OnnxMapping &m, const std::vector<const FileTensor *> &inputs,
@@ -171,24 +164,11 @@ bool run_kernel(const OnnxModel &model, const OnnxMapping &m, const std::vector<
                 std::map<std::string, std::string> &origin, const fs::path &set, const OnnxTestOptions &o,
                 OnnxTestResult &r, std::optional<int64_t> &cycles) {
     const OnnxNode &node = model.nodes[0];
-    CompileRequest req;
-    req.generator = m.generator;
-    req.params = m.params;
-    req.arch = o.arch;
-    req.check_cpu_schedule = false; // the NPU is checked against Halide's CPU result (the reference) all the same
-    AutoSchedule as = auto_schedule_for(m.generator, m.params, o.arch);
-    req.schedule = as.spec;
-    r.schedule += std::string(r.schedule.empty() ? "" : "; ") + "auto (" + as.form + " form)";
-    if (!as.warnings.empty()) {
-        r.schedule += ": " + join(as.warnings, "; ");
-    }
-    for (const OnnxKernelInput &ki : m.inputs) {
-        const std::string &name = node.inputs[ki.node_input];
-        GivenTensor g;
-        g.origin = origin.count(name) ? origin[name] : model.path + " (initializer '" + name + "')";
-        g.tensor = viewed(ki.converted ? *ki.converted : *inputs[ki.node_input], ki.dims, ki.name, g.origin);
-        req.given_inputs.push_back(std::move(g));
-    }
+    OnnxKernelRequest kr = onnx_kernel_request(node, m, inputs, o.arch, [&](const std::string &name) {
+        return origin.count(name) ? origin[name] : model.path + " (initializer '" + name + "')";
+    });
+    CompileRequest &req = kr.request;
+    r.schedule += (r.schedule.empty() ? "" : "; ") + kr.schedule;
     for (const OnnxKernelOutput &ko : m.outputs) {
         size_t k = 0;
         while (k < model.outputs.size() && model.outputs[k].name != node.outputs[ko.node_output]) {
@@ -212,7 +192,7 @@ bool run_kernel(const OnnxModel &model, const OnnxMapping &m, const std::vector<
         }
         GivenTensor g;
         g.origin = file;
-        g.tensor = viewed(want, ko.dims, ko.name, file);
+        g.tensor = viewed_tensor(want, ko.dims, ko.name, file);
         req.expected_outputs.push_back(std::move(g));
     }
     req.expect_rtol = o.rtol;

@@ -1,8 +1,10 @@
 // tessel model compile: an ONNX model through import, the graph passes and
-// the GM memory plan (docs/models.md).
+// the GM memory plan; tessel model run: its kernels on the simulator, verified
+// against the model's reference outputs (docs/models.md).
 #include "tools/Commands.h"
 
 #include "graph/ModelCompiler.h"
+#include "graph/ModelRunner.h"
 #include "npu_target/common/Error.h"
 #include "npu_target/common/InputFile.h"
 
@@ -74,6 +76,40 @@ int run_compile(const ModelCompileArgs &a) {
     return 0;
 }
 
+struct ModelRunArgs {
+    std::string model;
+    std::string arch = "ascend-like";
+    std::string data;
+    std::vector<std::string> input_shapes;
+    double rtol = 1e-3, atol = 1e-4;
+};
+
+int run_model_command(const ModelRunArgs &a) {
+    graph::ModelRunOptions o;
+    o.compile.arch = a.arch;
+    for (const std::string &s : a.input_shapes) {
+        graph::add_input_shape(o.compile.import, s);
+    }
+    o.data = a.data;
+    o.rtol = a.rtol;
+    o.atol = a.atol;
+    std::cout << "tessel model run " << a.model << " on " << a.arch
+              << ": each kernel compiled with --schedule auto, simulated, checked against Halide's CPU result, "
+                 "its output passed to the next on the host (not yet one NPU program)\n";
+    size_t n = 0;
+    graph::ModelRunResult r = graph::run_model(a.model, o, [&n](const graph::LayerRun &l) {
+        std::cout << "  kernel " << n++ << " " << l.node << " (" << l.op << " -> " << l.generator << "): " << l.cycles
+                  << " cycles, " << l.seconds << " s" << std::endl;
+    });
+    std::cout << graph::format_layer_table(r);
+    for (const std::string &c : r.comparison) {
+        std::cout << c << "\n";
+    }
+    std::cout << (r.verified ? "PASS" : "FAIL") << " " << a.model << ": " << r.layers.size() << " kernels, "
+              << r.total_cycles << " cycles, largest error " << r.max_abs_error << "\n";
+    return r.verified ? 0 : 1;
+}
+
 } // namespace
 
 Command add_model_command(CLI::App &root, GlobalOptions &) {
@@ -98,9 +134,26 @@ Command add_model_command(CLI::App &root, GlobalOptions &) {
                         "NAME=D0xD1x...: the static shape of an input the model leaves symbolic (repeatable)")
         ->expected(1)
         ->take_all();
-    c.run = [ca, compile] {
+    auto ra = std::make_shared<ModelRunArgs>();
+    CLI::App *runc = c.app->add_subcommand(
+        "run", "Compile a model and run its kernels in order on the simulator, on the inputs of an ONNX test-data "
+               "directory; compare with its outputs and print the per-layer table");
+    runc->add_option("MODEL", ra->model, "model.onnx")->required();
+    runc->add_option("--arch", ra->arch, "arch preset or ArchSpec JSON file")->capture_default_str();
+    runc->add_option("--data", ra->data,
+                     "a test_data_set_N directory (input_K.pb, output_K.pb) or the directory holding test_data_set_0/")
+        ->required();
+    runc->add_option("--input-shape", ra->input_shapes, "NAME=D0xD1x...: as for model compile")
+        ->expected(1)
+        ->take_all();
+    runc->add_option("--rtol", ra->rtol, "relative tolerance for the model's outputs")->capture_default_str();
+    runc->add_option("--atol", ra->atol, "absolute tolerance for the model's outputs")->capture_default_str();
+    c.run = [ca, compile, ra, runc] {
         if (compile->parsed()) {
             return run_compile(*ca);
+        }
+        if (runc->parsed()) {
+            return run_model_command(*ra);
         }
         return 2;
     };

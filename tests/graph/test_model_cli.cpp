@@ -1,11 +1,16 @@
 // The built `tessel model compile` (docs/models.md): the graph after the passes
 // asked for, the memory plan, files with -o, and every bad model exit 1 with a
 // message naming the node or tensor.
+#include "graph/TensorFile.h"
 #include "tests/graph/CliRun.h"
 #include "tests/graph/ModelBuilder.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 
 namespace {
@@ -121,6 +126,65 @@ TEST(ModelCli, BadModelsExitOneNamingTheProblem) {
     EXPECT_EQ(r.code, 1);
     EXPECT_NE(r.err.find("conflict.onnx: shape inference: "), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("relu_conflict"), std::string::npos) << r.err;
+}
+
+// A test_data_set directory with input_0.pb and output_0.pb of float32 data.
+std::string data_set(const std::string &name, const std::vector<int64_t> &in_dims, const std::vector<float> &in,
+                     const std::vector<int64_t> &out_dims, const std::vector<float> &out) {
+    const std::string dir = path(name);
+    std::filesystem::create_directories(dir);
+    auto write = [](const std::string &file, const std::vector<int64_t> &dims, const std::vector<float> &v) {
+        tessel::graph::FileTensor t;
+        t.dims = dims;
+        t.data.resize(v.size() * 4);
+        std::memcpy(t.data.data(), v.data(), t.data.size());
+        tessel::graph::write_tensor_file(file, t, tessel::graph::TensorFormat::Pb);
+    };
+    write(dir + "/input_0.pb", in_dims, in);
+    write(dir + "/output_0.pb", out_dims, out);
+    return dir;
+}
+
+TEST(ModelCli, RunExecutesEveryKernelAndVerifiesTheOutputs) {
+    // conv_model(): y = flatten(relu(conv1x1(x) with W = identity, B = 0, then a BatchNorm of
+    // scale 1, var 1, epsilon 1e-5)), so y = relu(x) / sqrt(1 + 1e-5).
+    std::vector<float> x(32), y(32);
+    for (int i = 0; i < 32; i++) {
+        x[i] = float(i % 7) - 3.0f;
+        y[i] = std::max(x[i], 0.0f) / std::sqrt(1.0f + 1e-5f);
+    }
+    const std::string data = data_set("conv_data", {1, 2, 4, 4}, x, {1, 32}, y);
+    CliResult r = tessel_cli("model run " + conv_model() + " --arch ascend-like --data " + data);
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    // Two kernels (the Conv with the BatchNorm folded in, the Relu), the Flatten a view.
+    EXPECT_NE(r.out.find("  kernel 0 conv (Conv -> onnx_conv"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("  kernel 1 relu (Relu -> onnx_relu"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("kernel 2"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("total: 2 kernels, "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("output_0.pb ('y'): match"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\nPASS " + path("conv.onnx") + ": 2 kernels"), std::string::npos) << r.out;
+
+    // A wrong reference: exit 1, the element named.
+    y[5] += 1;
+    const std::string wrong = data_set("conv_wrong", {1, 2, 4, 4}, x, {1, 32}, y);
+    r = tessel_cli("model run " + conv_model() + " --data " + wrong);
+    EXPECT_EQ(r.code, 1) << r.out << r.err;
+    EXPECT_NE(r.out.find("output_0.pb ('y'): MISMATCH (|got - want| <= 0.0001 + 0.001 * |want|: 1 of 32 outside; "
+                         "largest error 1 at element 5"),
+              std::string::npos)
+        << r.out;
+}
+
+TEST(ModelCli, RunDataErrorsNameTheFile) {
+    CliResult r = tessel_cli("model run " + conv_model() + " --data " + path("no_such_dir"));
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("no_such_dir: no such directory"), std::string::npos) << r.err;
+    const std::string bad = data_set("bad_shape", {1, 32}, std::vector<float>(32), {1, 32}, std::vector<float>(32));
+    r = tessel_cli("model run " + conv_model() + " --data " + bad);
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("bad_shape/input_0.pb: float32[1x32], but the model's input 0 'x' is float32[1x2x4x4]"),
+              std::string::npos)
+        << r.err;
 }
 
 } // namespace
