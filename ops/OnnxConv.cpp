@@ -376,6 +376,103 @@ public:
     }
 };
 
+// onnx_im2col: the columns of a convolution, so that the convolution is one matrix
+// product on the matrix unit (onnx_matmul): for X (N x C x spatial...) and a kernel
+// K..., Col[n, c, k..., o...] = Xp[n, c, o s + k d] (Xp: X with `pads` zeros), which
+// read as N x (C K1 K2 ...) x (O1 O2 ...) is the B of Y[n] = W (M x C K1 K2 ...) x
+// Col[n], and Y is then N x M x (O1 O2 ...): ONNX's NCHW. The model compiler lowers a
+// Conv to it (docs/models.md); padding as in onnx_conv (clamped reads bounded by
+// min/max with Funcs of (o, k)).
+class OnnxIm2Col : public Halide::Generator<OnnxIm2Col> {
+public:
+    GeneratorParam<std::string> x{"x", "1x64x56x56"};
+    GeneratorParam<std::string> kernel{"kernel", "3x3"};
+    GeneratorParam<std::string> strides{"strides", "1;1"};
+    GeneratorParam<std::string> dilations{"dilations", "1;1"};
+    GeneratorParam<std::string> pads{"pads", "1;1;1;1"};
+    GeneratorParam<std::string> dtype{"dtype", "fp32"};
+
+    Input<Buffer<>> *X = nullptr;
+    Output<Buffer<>> *Col = nullptr;
+
+    Type t;
+    Ints xs, ks, st, dl, pd, os;
+    int sr = 0;
+    Func op{"op"};
+
+    void configure() {
+        t = tessel::halide_type(tessel::parse_dtype_param(dtype, "dtype"));
+        xs = ints(x, 'x', "Im2Col", "x", 1);
+        ks = ints(kernel, 'x', "Im2Col", "kernel", 1);
+        sr = static_cast<int>(xs.size()) - 2;
+        st = ints(strides, ';', "Im2Col", "strides", 1);
+        dl = ints(dilations, ';', "Im2Col", "dilations", 1);
+        pd = ints(pads, ';', "Im2Col", "pads", 0);
+        if (sr < 1 || sr > 3 || int(ks.size()) != sr || int(st.size()) != sr ||
+            int(dl.size()) != sr || int(pd.size()) != 2 * sr) {
+            throw Halide::CompileError(
+                "onnx Im2Col: x must have rank 3 to 5; kernel, strides and dilations one "
+                "entry per spatial dimension, pads two");
+        }
+        for (int i = 0; i < sr; i++) {
+            const int span = dl[i] * (ks[i] - 1) + 1, padded = xs[2 + i] + pd[i] + pd[sr + i];
+            if (padded < span) {
+                throw Halide::CompileError("onnx Im2Col: spatial dimension " + std::to_string(i) +
+                                           " is smaller than the kernel's span");
+            }
+            os.push_back((padded - span) / st[i] + 1);
+        }
+        X = add_input<Buffer<>>("X", t, 2 + sr);
+        Col = add_output<Buffer<>>("Col", t, 2 + 2 * sr);
+    }
+
+    void generate() {
+        // Halide order (innermost first): o (sr of them, last ONNX spatial first), k (sr), c, n.
+        std::vector<Var> ov, kv;
+        for (int j = 0; j < sr; j++) {
+            ov.push_back(Var("o" + std::to_string(j)));
+            kv.push_back(Var("k" + std::to_string(j)));
+        }
+        Var c("c"), n("n");
+        std::vector<Var> all = ov;
+        all.insert(all.end(), kv.begin(), kv.end());
+        all.push_back(c);
+        all.push_back(n);
+        std::vector<Expr> idx;
+        std::vector<int> masked;
+        for (int j = 0; j < sr; j++) {
+            const int o = sr - 1 - j, S = xs[2 + o];
+            Expr pos = ov[j] * st[o] + kv[j] * dl[o] - pd[o];
+            const bool edge = pd[o] > 0 || pd[sr + o] > 0;
+            idx.push_back(edge ? clamp(likely(pos), 0, S - 1) : pos);
+            if (edge) {
+                masked.push_back(j);
+            }
+        }
+        idx.push_back(c);
+        idx.push_back(n);
+        Expr v = (*X)(idx);
+        for (int j : masked) {
+            const int o = sr - 1 - j;
+            v = tessel::ops::zero_outside(v, {ov[j], kv[j]}, ov[j] * st[o] + kv[j] * dl[o] - pd[o],
+                                          xs[2 + o], t, std::to_string(j));
+        }
+        op(all) = v;
+        (*Col)(all) = op(all);
+        X->set_estimates(region_of(xs));
+        Region ce;
+        for (int j = 0; j < sr; j++) {
+            ce.push_back({0, os[sr - 1 - j]});
+        }
+        for (int j = 0; j < sr; j++) {
+            ce.push_back({0, ks[sr - 1 - j]});
+        }
+        ce.push_back({0, xs[1]});
+        ce.push_back({0, xs[0]});
+        Col->set_estimates(ce);
+    }
+};
+
 } // namespace
 
 TESSEL_REGISTER_GENERATOR(
@@ -409,3 +506,13 @@ TESSEL_REGISTER_GENERATOR(
      {"S", "3136", "spatial elements per channel (the product of the dimensions after C)"},
      {"epsilon", "1e-05", "added to the variance"},
      {"dtype", "fp32", "element type: fp32, fp16, bf16"}})
+TESSEL_REGISTER_GENERATOR(
+    OnnxIm2Col, onnx_im2col,
+    "The columns of a convolution: Col[n, c, k..., o...] = Xp[n, c, o s + k d], for Conv as "
+    "one matrix product",
+    {{"x", "1x64x56x56", "X's shape N x C x spatial..."},
+     {"kernel", "3x3", "the kernel's spatial shape"},
+     {"strides", "1;1", "one per spatial dimension"},
+     {"dilations", "1;1", "one per spatial dimension"},
+     {"pads", "1;1;1;1", "the begin pads, then the end pads, one per spatial dimension"},
+     {"dtype", "fp32", "element type: fp32, fp16, bf16, int8, uint8, int16, int32"}})

@@ -7,6 +7,7 @@
 #include "Halide.h"
 
 #include <climits>
+#include <functional>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -39,19 +40,48 @@ inline std::vector<int> parse_int_list(const std::string &text, char sep, const 
     return out;
 }
 
-/** `v` where `begin <= x < begin + extent`, else 0 of `t`, without a select on the vector
- * unit (which has none): min/max with two 1-D Funcs of x, +-inf (the type's bounds) inside
- * and 0 outside. Exact. `v` reads at a clamped index there, so every read stays inside. */
-inline Halide::Expr zero_outside(const Halide::Expr &v, const Halide::Var &x, int begin, int extent,
-                                 const Halide::Type &t, const std::string &name) {
+/** `v` where the position `pos` (a function of `vars`) is in [0, extent), else 0 of `t`,
+ * without a select on the vector unit (which has none): min/max with two Funcs of `vars`,
+ * +-inf (the type's bounds) inside and 0 outside. Exact. `v` reads at a clamped index
+ * there, so every read stays inside. */
+inline Halide::Expr zero_outside(const Halide::Expr &v, const std::vector<Halide::Var> &vars, const Halide::Expr &pos,
+                                 int extent, const Halide::Type &t, const std::string &name) {
     using namespace Halide;
-    Expr inside = x >= begin && x < begin + extent;
+    Expr inside = pos >= 0 && pos < extent;
     Expr big = t.is_float() ? cast(t, std::numeric_limits<float>::infinity()) : t.max();
     Expr small = t.is_float() ? cast(t, -std::numeric_limits<float>::infinity()) : t.min();
     Func hi("hi_" + name), lo("lo_" + name);
-    hi(x) = select(inside, big, cast(t, 0));
-    lo(x) = select(inside, small, cast(t, 0));
-    return max(min(v, hi(x)), lo(x));
+    std::vector<Expr> args(vars.begin(), vars.end());
+    hi(vars) = select(inside, big, cast(t, 0));
+    lo(vars) = select(inside, small, cast(t, 0));
+    return max(min(v, hi(args)), lo(args));
+}
+
+/** The same for a position `x - begin` of one variable. */
+inline Halide::Expr zero_outside(const Halide::Expr &v, const Halide::Var &x, int begin, int extent,
+                                 const Halide::Type &t, const std::string &name) {
+    return zero_outside(v, std::vector<Halide::Var>{x}, x - begin, extent, t, name);
+}
+
+/** values[x] for x in [0, values.size()), as selects on `x` in a balanced tree (runs of equal
+ * values merged): a table per position of constants, whose depth (log2 of the runs) keeps
+ * the scalar unit's registers enough where a chain of selects would not be. */
+template <typename T>
+Halide::Expr table_select(const Halide::Expr &x, const std::vector<T> &values) {
+    std::vector<std::pair<int, T>> runs; // (first position, value)
+    for (size_t i = 0; i < values.size(); i++) {
+        if (runs.empty() || !(runs.back().second == values[i])) {
+            runs.emplace_back(static_cast<int>(i), values[i]);
+        }
+    }
+    std::function<Halide::Expr(size_t, size_t)> tree = [&](size_t lo, size_t hi) -> Halide::Expr {
+        if (hi - lo == 1) {
+            return Halide::Expr(runs[lo].second);
+        }
+        const size_t mid = (lo + hi) / 2;
+        return Halide::select(x < runs[mid].first, tree(lo, mid), tree(mid, hi));
+    };
+    return tree(0, runs.size());
 }
 
 } // namespace tessel::ops

@@ -456,9 +456,10 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
     // constant footprint per band: it is staged whole, once, before the band loop.
     struct BandInput {
         const TensorInfo *t;
-        int64_t halo; // rows beyond the output's (-1: the whole input per band)
-        int64_t step; // its rows per output row
-        bool once;    // staged whole at the root, one buffer
+        int64_t halo;    // rows beyond the output's (-1: the whole input per band)
+        int64_t step;    // its rows per output row
+        bool once;       // staged whole at the root, one buffer
+        int64_t per_row; // its elements per row of the band dimension
     };
     std::vector<BandInput> ins;
     std::vector<std::string> read;
@@ -477,21 +478,44 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
         if (!t) {
             continue;
         }
+        // The input's dimension the band variable indexes (by name: generators name the same
+        // Var alike across Funcs), else, for an input of the output's rank, its band dimension;
+        // a clamped index there means no constant footprint per band.
+        int64_t band_dim = -1;
         bool clamped_rows = false;
         for (const auto &f : p.funcs) {
             for (const DefInfo *d : f.definitions()) {
                 for (const auto &l : d->loads) {
+                    if (l.callee != name || flat) {
+                        continue;
+                    }
+                    for (size_t k = 0; k < l.index_var.size() && band_dim < 0; k++) {
+                        if (l.index_var[k] == outer) {
+                            band_dim = static_cast<int64_t>(k);
+                        }
+                    }
                     clamped_rows =
-                        clamped_rows || (l.callee == name && !flat && bd < l.index_var.size() &&
+                        clamped_rows || (t->shape.size() == rank && bd < l.index_var.size() &&
                                          l.index_var[bd].empty());
                 }
             }
         }
-        const bool banded = t->shape.size() == rank && !flat && !clamped_rows;
-        const int64_t in_rows = banded ? t->shape[bd] : 0;
+        clamped_rows = clamped_rows && band_dim < 0;
+        if (band_dim < 0 && t->shape.size() == rank && !flat && !clamped_rows) {
+            band_dim = static_cast<int64_t>(bd);
+        }
+        const bool banded = band_dim >= 0;
+        const int64_t in_rows = banded ? t->shape[band_dim] : 0;
         const int64_t step = banded && in_rows >= 2 * H ? in_rows / H : 1;
         const int64_t h = banded ? std::max<int64_t>(0, in_rows - H * step) : -1;
-        ins.push_back(BandInput{t, h, step, clamped_rows});
+        // Elements of one row of the band dimension: the dimensions inside it, and for an
+        // input of another rank the ones outside it too (they are read whole).
+        const int64_t per_row =
+            !banded ? 0
+            : t->shape.size() == rank && band_dim == int64_t(bd)
+                ? product(t->shape, 0, bd)
+                : product(t->shape, 0, t->shape.size()) / std::max<int64_t>(in_rows, 1);
+        ins.push_back(BandInput{t, h, step, clamped_rows, per_row});
         halo = std::max(halo, h);
     }
     std::vector<const FuncInfo *> inter;
@@ -503,18 +527,41 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
     const uint64_t cap = level_size(arch, vlevel) * 9 / 10;
     const MemoryLevel *vl = arch.find_level(vlevel);
     const uint64_t align = vl ? std::max(vl->alignment, 1) : 32;
+    // The extent of a Func's pure variable within one band of `band` steps, by its name: the
+    // output's outer variable is the band; another output variable has the output's extent
+    // (generators name the same Var alike across Funcs); -1 when unknown.
+    auto extent_in_band = [&](const std::string &v, int64_t band) -> int64_t {
+        if (v == outer) {
+            return band;
+        }
+        for (size_t i = 0; i < out->vars.size() && i < rank; i++) {
+            if (out->vars[i] == v) {
+                return oshape.shape[i];
+            }
+        }
+        return -1;
+    };
     auto footprint = [&](int64_t R) {
         uint64_t bytes = 0;
         for (const BandInput &in : ins) {
             const TensorInfo *t = in.t;
-            const uint64_t n = flat ? uint64_t(R)
-                               : in.halo < 0
-                                   ? uint64_t(product(t->shape, 0, t->shape.size()))
-                                   : uint64_t((R * in.step + in.halo) * product(t->shape, 0, bd));
+            const uint64_t n = flat          ? uint64_t(R)
+                               : in.halo < 0 ? uint64_t(product(t->shape, 0, t->shape.size()))
+                                             : uint64_t((R * in.step + in.halo) * in.per_row);
             bytes += (in.once ? 1 : 2) * (n * dtype_bytes(t->dtype) + align);
         }
         for (const FuncInfo *f : inter) {
-            const uint64_t n = flat ? uint64_t(R) : uint64_t((R + halo) * (row + 2 * halo));
+            uint64_t n = flat ? uint64_t(R) : uint64_t((R + halo) * (row + 2 * halo));
+            // A Func of other variables than the band's, all of known extent (a padding mask of
+            // two loop variables), is as large as those extents make it.
+            uint64_t own = std::count(f->vars.begin(), f->vars.end(), outer) ? 0 : 1;
+            for (const auto &v : f->vars) {
+                const int64_t e = extent_in_band(v, R);
+                own = e > 0 ? own * uint64_t(e) : 0;
+            }
+            if (!flat && own && !f->vars.empty()) {
+                n = std::min(n, own);
+            }
             bytes += n * std::max(f->bytes, 1) + align;
         }
         return bytes;
@@ -557,20 +604,7 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
         at.at_loop = outer + "o";
         r.spec.directives.push_back(at);
     }
-    // The extent of a Func's pure variable within one band, by its name: the output's
-    // outer variable is the band; another output variable has the output's extent
-    // (generators name the same Var alike across Funcs); -1 when unknown.
-    auto extent_of = [&](const std::string &v) -> int64_t {
-        if (v == outer) {
-            return R;
-        }
-        for (size_t i = 0; i < out->vars.size() && i < rank; i++) {
-            if (out->vars[i] == v) {
-                return oshape.shape[i];
-            }
-        }
-        return -1;
-    };
+    auto extent_of = [&](const std::string &v) { return extent_in_band(v, R); };
     // The largest power of two that divides `extent` within `cap` (a factor that divides
     // its loop needs no tail: no guard for Halide to vectorise).
     auto dividing_lanes = [](int64_t extent, int64_t cap) {

@@ -569,6 +569,19 @@ TEST(OnnxOps, ConvolutionsVerifyOnTheNpu) {
         RunReport rep = run(req, 3);
         EXPECT_TRUE(rep.verified) << format_params(p) << ": " << rep.comparison;
     }
+    // The columns of a convolution (the model compiler's Conv = onnx_im2col + onnx_matmul):
+    // padded and strided, in the vector form.
+    expect_npu_matches_cpu({"onnx_im2col", {{"x", "1x16x30x30"}, {"pads", "0;0;0;0"}}}, "ascend-like");
+    for (const ParamMap &p : std::vector<ParamMap>{{{"x", "1x4x16x16"}, {"pads", "1;1;1;1"}},
+                                                   {{"x", "1x4x17x15"}, {"strides", "2;2"}, {"pads", "1;0;1;0"}}}) {
+        CompileRequest req;
+        req.generator = "onnx_im2col";
+        req.params = p;
+        req.schedule = auto_schedule_for("onnx_im2col", p, "ascend-like").spec;
+        req.check_cpu_schedule = false;
+        RunReport rep = run(req, 3);
+        EXPECT_TRUE(rep.verified) << format_params(p) << ": " << rep.comparison;
+    }
     CompileRequest req;
     req.generator = "onnx_convtranspose";
     req.params = {{"x", "1x4x5x5"}, {"w", "4x3x3x3"},     {"strides", "2;2"},
