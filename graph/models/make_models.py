@@ -38,11 +38,32 @@ class EncoderLayer(torch.nn.Module):
         return self.layer(x)
 
 
+class SmallCnn(torch.nn.Module):
+    """A ResNet-style block at 16x16, small enough for `tessel model run` to simulate in
+    seconds: conv-BN-ReLU, conv-BN + the residual, ReLU, max pool, global average pool, linear."""
+
+    def __init__(self, c=8, classes=10):
+        super().__init__()
+        self.stem = torch.nn.Sequential(torch.nn.Conv2d(3, c, 3, padding=1, bias=False), torch.nn.BatchNorm2d(c),
+                                        torch.nn.ReLU())
+        self.conv = torch.nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.bn = torch.nn.BatchNorm2d(c)
+        self.pool = torch.nn.MaxPool2d(2)
+        self.fc = torch.nn.Linear(c, classes)
+
+    def forward(self, x):
+        x = self.stem(x)
+        x = torch.relu(self.bn(self.conv(x)) + x)
+        x = self.pool(x)
+        return self.fc(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
 MODELS = {
     # name: (constructor, input shape)
     "resnet18": (lambda: torchvision.models.resnet18(weights=None), (1, 3, 224, 224)),
     "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(weights=None), (1, 3, 224, 224)),
     "transformer_encoder": (lambda: EncoderLayer(), (1, 16, 64)),
+    "small_cnn": (lambda: SmallCnn(), (1, 3, 16, 16)),
 }
 
 

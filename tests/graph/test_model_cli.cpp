@@ -175,6 +175,22 @@ TEST(ModelCli, RunExecutesEveryKernelAndVerifiesTheOutputs) {
         << r.out;
 }
 
+// A model PyTorch exported (graph/models/make_models.py small_cnn, committed: 9 KB) with
+// PyTorch's output: conv-BN-ReLU, conv-BN + residual, ReLU, max pool, global average pool, linear.
+TEST(ModelCli, PyTorchExportRunsAndMatchesPyTorch) {
+    const std::string model = "tests/graph/data/small_cnn/model.onnx";
+    CliResult c = tessel_cli("model compile " + model + " --dump-after import,fold-batchnorm --emit graph");
+    EXPECT_EQ(c.code, 0) << c.err;
+    EXPECT_NE(c.out.find("== graph after import: 11 nodes"), std::string::npos) << c.out;
+    EXPECT_NE(c.out.find("== graph after fold-batchnorm: 9 nodes"), std::string::npos) << c.out;
+    EXPECT_NE(c.out.find("Conv+Add(residual)+Relu"), std::string::npos) << c.out;
+    CliResult r = tessel_cli("model run " + model + " --data tests/graph/data/small_cnn");
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("total: 8 kernels, "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("test_data_set_0/output_0.pb ('output'): match ("), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\nPASS " + model + ": 8 kernels"), std::string::npos) << r.out;
+}
+
 TEST(ModelCli, RunDataErrorsNameTheFile) {
     CliResult r = tessel_cli("model run " + conv_model() + " --data " + path("no_such_dir"));
     EXPECT_EQ(r.code, 1);
