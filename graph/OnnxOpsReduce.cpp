@@ -201,7 +201,7 @@ bool map_layernorm(Ctx &c) {
             }
             k.outputs.push_back({0, "Y", view, in});
         } else {
-            k.outputs.push_back({output == "Mean" ? 1 : 2, output, {outer}, stat_dims});
+            k.outputs.push_back({output == "Mean" ? 1 : 2, output, {outer, 1}, stat_dims});
         }
         return k;
     };

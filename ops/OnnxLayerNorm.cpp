@@ -11,7 +11,7 @@
 //   Y         = D * InvStdDev * Scale + B
 // `output` selects what this kernel computes: Y (inputs X, Scale and, with
 // bias=true, B), or one of the optional outputs Mean and InvStdDev (input X;
-// fp32, OUTER elements). One output per kernel: `--schedule auto` bands a
+// fp32, OUTERx1: the rank of X, so that `--schedule auto` bands both alike). One output per kernel: `--schedule auto` bands a
 // pipeline at its first output, so the runner computes a node's optional
 // outputs with kernels of their own from the same inputs.
 //
@@ -68,7 +68,7 @@ public:
             }
             Out = add_output<Buffer<>>("Y", t, 2);
         } else {
-            Out = add_output<Buffer<>>(what, Float(32), 1);
+            Out = add_output<Buffer<>>(what, Float(32), 2);
         }
     }
 
@@ -78,26 +78,35 @@ public:
         const float count = static_cast<float>(n);
         sum(y) = 0.0f;
         sum(y) += cast<float>((*X)(r, y));
-        if (what == "Mean") {
-            op(y) = sum(y) / count;
-            (*Out)(y) = op(y);
+        Expr mean = sum(y) / count;
+        if (what != "Y") {
+            // One value per row, in an output of X's rank (OUTERx1). Its extent-1 dimension has
+            // a Var of its own, the value is a Func of the row alone (`inv`, vectorised across
+            // rows; `op` only copies it), and D is not a Func here (a Func of x would be
+            // vectorised by the output's x, of extent 1).
+            Var one("one");
+            if (what == "Mean") {
+                inv(y) = mean;
+            } else {
+                Expr d = cast<float>((*X)(r, y)) - mean;
+                var(y) = 0.0f;
+                var(y) += d * d;
+                inv(y) = 1.0f / sqrt(var(y) / count + static_cast<float>(epsilon));
+            }
+            op(one, y) = inv(y);
+            (*Out)(one, y) = op(one, y);
         } else {
             // D = x - Mean, its own Func so that a schedule subtracts once per element.
-            centered(x, y) = cast<float>((*X)(x, y)) - sum(y) / count;
+            centered(x, y) = cast<float>((*X)(x, y)) - mean;
             var(y) = 0.0f;
             var(y) += centered(r, y) * centered(r, y);
-            if (what == "InvStdDev") {
-                op(y) = 1.0f / sqrt(var(y) / count + static_cast<float>(epsilon));
-                (*Out)(y) = op(y);
-            } else {
-                inv(y) = 1.0f / sqrt(var(y) / count + static_cast<float>(epsilon));
-                Expr v = centered(x, y) * inv(y) * cast<float>((*Scale)(x));
-                if (B) {
-                    v = v + cast<float>((*B)(x));
-                }
-                op(x, y) = cast(t, v);
-                (*Out)(x, y) = op(x, y);
+            inv(y) = 1.0f / sqrt(var(y) / count + static_cast<float>(epsilon));
+            Expr v = centered(x, y) * inv(y) * cast<float>((*Scale)(x));
+            if (B) {
+                v = v + cast<float>((*B)(x));
             }
+            op(x, y) = cast(t, v);
+            (*Out)(x, y) = op(x, y);
         }
         X->set_estimates({{0, n}, {0, rows}});
         if (Scale) {
@@ -109,7 +118,7 @@ public:
         if (what == "Y") {
             Out->set_estimates({{0, n}, {0, rows}});
         } else {
-            Out->set_estimates({{0, rows}});
+            Out->set_estimates({{0, 1}, {0, rows}});
         }
     }
 };

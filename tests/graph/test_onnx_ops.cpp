@@ -479,7 +479,7 @@ TEST(OnnxOps, LayerNormHasAKernelPerOutput) {
     EXPECT_EQ(m.more[0].params.at("output"), "Mean");
     EXPECT_EQ(m.more[0].inputs.size(), 1u);
     EXPECT_EQ(m.more[0].outputs.at(0).node_output, 1);
-    EXPECT_EQ(m.more[0].outputs.at(0).dims, std::vector<int64_t>({6}));
+    EXPECT_EQ(m.more[0].outputs.at(0).dims, std::vector<int64_t>({6, 1}));
     EXPECT_EQ(m.more[1].outputs.at(0).onnx_dims, std::vector<int64_t>({2, 3, 1, 1}));
     // B omitted, Y only; the default axis is -1, whose normalised dimensions are 5, not w's 4x5.
     OnnxNode y = node("LayerNormalization", 2);
