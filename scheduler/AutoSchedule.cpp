@@ -702,7 +702,7 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
        << "." << outer << " (of " << H << "); ";
     for (size_t i = 0; i < ins.size(); i++) {
         os << (i ? ", " : "inputs ") << ins[i].t->name
-           << (ins[i].once ? " (whole, once: read at clamped rows)" : "");
+           << (ins[i].once ? " (whole, once: not read at the band's rows)" : "");
     }
     os << " staged GM";
     for (const auto &l : path) {
@@ -777,8 +777,18 @@ AutoSchedule auto_schedule(const PipelineInfo &p, const ArchSpec &arch,
     r.form = "none";
     std::vector<std::string> why;
     if (auto m = match_matrix(p, arch, why)) {
+        const AutoSchedule before = r;
         if (matrix_form(p, arch, *m, r)) {
-            return r;
+            const Refusal refused =
+                arch_ref.empty() ? Refusal{} : check_compile(p, arch_ref, r.spec);
+            if (refused.other.empty()) {
+                return r;
+            }
+            // A product the matrix unit's tiles cannot take (a side shorter than the fractal,
+            // an extent no multiple of it): the vector form instead.
+            why.push_back("Func " + m->acc->name + ": the matrix form does not compile (" +
+                          refused.other.substr(0, 160) + ")");
+            r = before;
         }
         r.spec.directives.clear();
     }
