@@ -21,6 +21,8 @@ using Dims = std::vector<int64_t>;
 
 int64_t count_of(const Dims &d);
 std::string join_dims(const Dims &d);
+// "1;2;3": a list parameter of one value per dimension (ops/OnnxParams.h reads it back).
+std::string join_list(const Dims &d);
 // A number as a GeneratorParam reads it back exactly (float attributes are float32 in ONNX).
 std::string number_text(double v);
 // Element i of a tensor of any element type, as a double.
@@ -151,6 +153,7 @@ void add_view_ops(OpTable &t);
 void add_movement_ops(OpTable &t);
 void add_matrix_ops(OpTable &t); // OnnxOpsMatrix.cpp: MatMul, Gemm, Conv, ConvTranspose, BatchNormalization
 void add_reduce_ops(OpTable &t); // OnnxOpsReduce.cpp: Reduce*, Softmax, LogSoftmax, LayerNormalization
+void add_window_ops(OpTable &t); // OnnxOpsWindow.cpp: MaxPool, AveragePool, GlobalMax/AveragePool, Resize, Upsample
 
 } // namespace tessel::graph::onnx_map
 

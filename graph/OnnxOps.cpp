@@ -29,6 +29,14 @@ std::string join_dims(const Dims &d) {
     return os.str();
 }
 
+std::string join_list(const Dims &d) {
+    std::string r;
+    for (size_t i = 0; i < d.size(); i++) {
+        r += (i ? ";" : "") + std::to_string(d[i]);
+    }
+    return r;
+}
+
 // A number as a GeneratorParam reads it back exactly (float attributes are float32 in ONNX).
 std::string number_text(double v) {
     std::ostringstream os;
@@ -133,6 +141,7 @@ const OpTable &op_table() {
         add_movement_ops(t);
         add_matrix_ops(t);
         add_reduce_ops(t);
+        add_window_ops(t);
         return t;
     }();
     return table;

@@ -1,7 +1,9 @@
-// ONNX operators, data movement (graph/OnnxMap.h, docs/onnx.md).
+// ONNX operators, data movement (graph/OnnxMap.h, docs/onnx.md): Transpose, Slice,
+// Pad, Concat, Gather.
 #include "graph/OnnxMap.h"
 
 #include <algorithm>
+#include <numeric>
 #include <set>
 
 namespace tessel::graph::onnx_map {
@@ -183,11 +185,194 @@ bool map_slice(Ctx &c) {
     return true;
 }
 
+// ---- Pad (opset 11+: pads and constant_value are inputs; before: attributes) ----
+// Leading dimensions without padding are merged (their elements never mix).
+
+bool map_pad(Ctx &c) {
+    std::string dtype;
+    if (!c.only_attributes({"mode", "pads", "value"}) || !c.dtype_of_input(0, dtype) || !c.outputs_single()) {
+        return false;
+    }
+    const Dims &in = c.input(0)->dims;
+    const size_t r = in.size();
+    std::vector<int64_t> pads;
+    double value = 0;
+    if (c.opset >= 11) {
+        if (!c.int_values(1, pads)) {
+            return false;
+        }
+        if (c.in.size() > 2 && c.input(2) && !c.input_name(2).empty()) {
+            if (c.input(2)->elements() != 1) {
+                return c.skip("Pad: constant_value must be one element");
+            }
+            value = element(*c.input(2), 0);
+        }
+    } else {
+        if (const OnnxAttribute *a = c.node.attribute("pads")) {
+            pads = a->ints;
+        }
+        value = c.float_attr("value", 0);
+    }
+    const OnnxAttribute *ma = c.node.attribute("mode");
+    const std::string mode = ma ? ma->s : "constant";
+    if (mode != "constant" && mode != "reflect" && mode != "edge") {
+        return c.skip("Pad: mode '" + mode + "' is not supported (constant, reflect, edge)");
+    }
+    if (pads.size() != 2 * r) {
+        return c.skip("Pad: pads has " + std::to_string(pads.size()) + " entries for a rank-" + std::to_string(r) +
+                      " input (every begin, then every end)");
+    }
+    Dims out(r);
+    for (size_t j = 0; j < r; j++) {
+        out[j] = in[j] + pads[j] + pads[r + j];
+        if (out[j] < 1) {
+            return c.skip("Pad: dimension " + std::to_string(j) + " is cropped to nothing");
+        }
+        if (mode == "reflect" && (pads[j] >= in[j] || pads[r + j] >= in[j])) {
+            return c.skip("Pad: reflect pads of dimension " + std::to_string(j) + " reach beyond its extent " +
+                          std::to_string(in[j]));
+        }
+    }
+    // The leading run of unpadded dimensions as one.
+    size_t lead = 0;
+    while (lead + 1 < r && pads[lead] == 0 && pads[r + lead] == 0) {
+        lead++;
+    }
+    Dims kin, kout, kb, ke;
+    if (lead > 0) {
+        kin.push_back(count_of(Dims(in.begin(), in.begin() + lead)));
+        kout.push_back(kin.back());
+        kb.push_back(0);
+        ke.push_back(0);
+    }
+    for (size_t j = lead; j < r; j++) {
+        kin.push_back(in[j]);
+        kout.push_back(out[j]);
+        kb.push_back(pads[j]);
+        ke.push_back(pads[r + j]);
+    }
+    kb.insert(kb.end(), ke.begin(), ke.end());
+    c.m.generator = "onnx_pad";
+    c.m.params["shape"] = join_dims(kin);
+    c.m.params["pads"] = join_list(kb);
+    c.m.params["mode"] = mode;
+    c.m.params["value"] = number_text(value);
+    c.m.params["dtype"] = dtype;
+    c.m.inputs.push_back({0, "X", kin, std::nullopt});
+    c.m.outputs.push_back({0, "Y", kout, out});
+    return true;
+}
+
+// ---- Concat: input i as outer rows of w_i elements ----
+
+bool map_concat(Ctx &c) {
+    std::string dtype;
+    if (!c.only_attributes({"axis"}) || !c.outputs_single()) {
+        return false;
+    }
+    if (c.node.inputs.empty()) {
+        return c.skip("Concat with no input");
+    }
+    if (!c.same_dtype_inputs(c.node.inputs.size(), dtype)) {
+        return false;
+    }
+    if (!c.node.attribute("axis")) {
+        return c.skip("Concat: the axis attribute is required");
+    }
+    const Dims &first = c.input(0)->dims;
+    int64_t axis = c.int_attr("axis", 0);
+    if (!normalise_axis(c, axis, first.size(), "Concat: axis")) {
+        return false;
+    }
+    Dims out = first;
+    out[axis] = 0;
+    const int64_t outer = count_of(Dims(first.begin(), first.begin() + axis));
+    // Rows are cut into blocks of B elements, the largest divisor of every width up to 2048
+    // (ops/OnnxConcat.cpp): a block belongs to one input.
+    int64_t g = 0;
+    for (size_t k = 0; k < c.node.inputs.size(); k++) {
+        g = std::gcd(g, count_of(c.input(k)->dims) / outer);
+    }
+    int64_t B = std::min<int64_t>(g, 2048);
+    while (g % B != 0) {
+        B--;
+    }
+    Dims widths;
+    for (size_t k = 0; k < c.node.inputs.size(); k++) {
+        const Dims &d = c.input(k)->dims;
+        for (size_t j = 0; j < first.size(); j++) {
+            if (d.size() != first.size() || (int64_t(j) != axis && d[j] != first[j])) {
+                return c.skip("Concat: input '" + c.input_name(k) + "' is " + join_dims(d) + ", input '" +
+                              c.input_name(0) + "' " + join_dims(first) + ": they differ off the axis");
+            }
+        }
+        out[axis] += d[axis];
+        const int64_t w = count_of(d) / outer;
+        widths.push_back(w);
+        c.m.inputs.push_back({static_cast<int>(k), "X" + std::to_string(k), {outer, w / B, B}, std::nullopt});
+    }
+    c.m.generator = "onnx_concat";
+    c.m.params["outer"] = std::to_string(outer);
+    c.m.params["widths"] = join_list(widths);
+    c.m.params["block"] = std::to_string(B);
+    c.m.params["dtype"] = dtype;
+    c.m.outputs.push_back({0, "Y", {outer, count_of(out) / outer / B, B}, out});
+    return true;
+}
+
+// ---- Gather (the indices a parameter input, read from the data set) ----
+
+bool map_gather(Ctx &c) {
+    std::string dtype;
+    if (!c.only_attributes({"axis"}) || !c.dtype_of_input(0, dtype) || !c.outputs_single()) {
+        return false;
+    }
+    const Dims &in = c.input(0)->dims;
+    int64_t axis = c.int_attr("axis", 0);
+    if (!normalise_axis(c, axis, in.size(), "Gather: axis")) {
+        return false;
+    }
+    std::vector<int64_t> idx;
+    if (!c.int_values(1, idx)) {
+        return false;
+    }
+    if (idx.empty()) {
+        return c.skip("Gather: no indices (the output is empty): no kernel for 0 elements");
+    }
+    const int64_t A = in[axis];
+    for (int64_t &i : idx) {
+        if (i < -A || i >= A) {
+            return c.skip("Gather: index " + std::to_string(i) + " is outside [-" + std::to_string(A) + ", " +
+                          std::to_string(A - 1) + "]");
+        }
+        i = i < 0 ? i + A : i;
+    }
+    const int64_t outer = count_of(Dims(in.begin(), in.begin() + axis));
+    const int64_t inner = count_of(Dims(in.begin() + axis + 1, in.end()));
+    Dims out(in.begin(), in.begin() + axis);
+    for (int64_t d : c.input(1)->dims) {
+        out.push_back(d);
+    }
+    out.insert(out.end(), in.begin() + axis + 1, in.end());
+    const Dims kin = {outer, A, inner};
+    c.m.generator = "onnx_gather";
+    // (one row of indices: the kernel takes X as A x inner, ops/OnnxConcat.cpp says why)
+    c.m.params["shape"] = join_dims(kin);
+    c.m.params["indices"] = join_list(idx);
+    c.m.params["dtype"] = dtype;
+    c.m.inputs.push_back({0, "X", outer == 1 ? Dims{A, inner} : kin, std::nullopt});
+    c.m.outputs.push_back({0, "Y", {outer, static_cast<int64_t>(idx.size()), inner}, out});
+    return true;
+}
+
 } // namespace
 
 void add_movement_ops(OpTable &t) {
     t.push_back({"Transpose", map_transpose});
     t.push_back({"Slice", map_slice});
+    t.push_back({"Pad", map_pad});
+    t.push_back({"Concat", map_concat});
+    t.push_back({"Gather", map_gather});
 }
 
 } // namespace tessel::graph::onnx_map

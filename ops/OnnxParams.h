@@ -63,6 +63,16 @@ inline Halide::Expr zero_outside(const Halide::Expr &v, const Halide::Var &x, in
     return zero_outside(v, std::vector<Halide::Var>{x}, x - begin, extent, t, name);
 }
 
+/** The Region of a tensor whose ONNX shape (outermost first) is `shape`: Halide's dimension
+ * d is ONNX's r - 1 - d (set_estimates' argument). */
+inline Halide::Region onnx_region(const std::vector<int> &shape) {
+    Halide::Region r;
+    for (size_t d = 0; d < shape.size(); d++) {
+        r.push_back({0, shape[shape.size() - 1 - d]});
+    }
+    return r;
+}
+
 /** values[x] for x in [0, values.size()), as selects on `x` in a balanced tree (runs of equal
  * values merged): a table per position of constants, whose depth (log2 of the runs) keeps
  * the scalar unit's registers enough where a chain of selects would not be. */

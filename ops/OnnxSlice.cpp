@@ -65,13 +65,8 @@ public:
         }
         op(v) = (*X)(idx);
         (*Y)(v) = op(v);
-        Region in_est, out_est;
-        for (int d = 0; d < r; d++) {
-            in_est.push_back({0, in_shape[r - 1 - d]});
-            out_est.push_back({0, out_shape[r - 1 - d]});
-        }
-        X->set_estimates(in_est);
-        Y->set_estimates(out_est);
+        X->set_estimates(tessel::ops::onnx_region(in_shape));
+        Y->set_estimates(tessel::ops::onnx_region(out_shape));
     }
 };
 

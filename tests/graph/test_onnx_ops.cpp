@@ -182,6 +182,69 @@ TEST(OnnxOps, GeneratorsRefuseWhatOnnxDoesNotDefine) {
         << r.diagnostics.at(0).message;
 }
 
+// The window and data-movement families at sizes of real networks: the auto schedule's
+// vector form, the NPU's result against Halide's CPU result, and at least `floor` of the
+// physical limit. The floors are half of what was measured (docs/BENCHMARKS.md, "ONNX
+// operators"); Halide's default placement (scalar code) reaches about 1e-4 on these.
+void expect_vector_form_matches_cpu(const Case &c, double floor) {
+    SCOPED_TRACE(c.generator + " (" + format_params(c.params) + ")");
+    AutoSchedule as = auto_schedule_for(c.generator, c.params, "ascend-like");
+    EXPECT_EQ(as.form, "vector") << (as.warnings.empty() ? "" : as.warnings[0]);
+    CompileRequest req;
+    req.generator = c.generator;
+    req.params = c.params;
+    req.arch = "ascend-like";
+    req.schedule = as.spec;
+    req.check_cpu_schedule = false;
+    RunReport rep = run(req, 7);
+    for (const auto &d : rep.diagnostics) {
+        EXPECT_NE(d.severity, Diagnostic::Error) << d.message;
+    }
+    EXPECT_TRUE(rep.verified) << rep.comparison;
+    ASSERT_TRUE(rep.efficiency.has_value());
+    EXPECT_GT(*rep.efficiency, floor) << (rep.cycles ? *rep.cycles : 0) << " cycles";
+}
+
+TEST(OnnxOps, PoolingOnTheNpuMatchesHalidesCpuResult) {
+    // ResNet's stem pool: 3x3, stride 2, padding 1 over 1x64x112x112 (0.068: each row's first
+    // vector reads clamped indices and runs as scalar code).
+    expect_vector_form_matches_cpu({"onnx_maxpool", {{"shape", "64x112x112"}, {"kernel", "3;3"}, {"strides", "2;2"},
+                                                     {"pads", "1;1;1;1"}, {"out", "56x56"}, {"dtype", "fp32"}}},
+                                   0.03);
+    // VGG's 2x2 stride-2 pool of 1x64x56x56 (0.28); int8.
+    expect_vector_form_matches_cpu({"onnx_maxpool", {{"shape", "64x56x56"}, {"kernel", "2;2"}, {"strides", "2;2"},
+                                                     {"pads", "0;0;0;0"}, {"out", "28x28"}, {"dtype", "fp32"}}},
+                                   0.14);
+    expect_vector_form_matches_cpu({"onnx_maxpool", {{"shape", "64x56x56"}, {"kernel", "2;2"}, {"strides", "2;2"},
+                                                     {"pads", "0;0;0;0"}, {"out", "28x28"}, {"dtype", "int8"}}},
+                                   0.04);
+    // Inception's 3x3 stride-1 average pool with the padding left out of the count (0.017:
+    // masks and counts per position are 1-D Funcs of selects, scalar code).
+    expect_vector_form_matches_cpu({"onnx_averagepool", {{"shape", "64x28x28"}, {"kernel", "3;3"}, {"strides", "1;1"},
+                                                         {"pads", "1;1;1;1"}, {"out", "28x28"}, {"dtype", "fp32"}}},
+                                   0.008);
+    // ResNet's head: a global average pool of 1x512x7x7 (0.23); a global max pool of 1x256x14x14 (0.21).
+    expect_vector_form_matches_cpu({"onnx_globalaveragepool", {{"shape", "512x49"}, {"dtype", "fp32"}}}, 0.11);
+    expect_vector_form_matches_cpu({"onnx_globalmaxpool", {{"shape", "256x196"}, {"dtype", "fp32"}}}, 0.1);
+}
+
+TEST(OnnxOps, PadConcatGatherOnTheNpuMatchHalidesCpuResult) {
+    // Two 1x64x28x56 activations along H (64 rows of 1568 + 1568 elements; 0.43).
+    expect_vector_form_matches_cpu({"onnx_concat", {{"outer", "64"}, {"widths", "1568;1568"}, {"block", "1568"},
+                                                    {"dtype", "fp32"}}},
+                                   0.2);
+    // A 1-pixel zero border around 1x64x56x56 (0.026: rows of 58 are vectorised by 2); edge padding.
+    expect_vector_form_matches_cpu({"onnx_pad", {{"shape", "64x56x56"}, {"pads", "0;1;1;0;1;1"}, {"dtype", "fp32"}}},
+                                   0.012);
+    expect_vector_form_matches_cpu({"onnx_pad", {{"shape", "64x56x56"}, {"pads", "0;2;2;0;2;2"}, {"mode", "edge"},
+                                                 {"dtype", "fp32"}}},
+                                   0.014);
+    // 8 of 32 rows of 256 from each of 16 tables (0.90).
+    expect_vector_form_matches_cpu({"onnx_gather", {{"shape", "16x32x256"}, {"indices", "7;3;31;0;12;13;14;15"},
+                                                    {"dtype", "fp32"}}},
+                                   0.45);
+}
+
 // ---- the mapping ----
 
 FileTensor tensor(ElemType t, std::vector<int64_t> dims, std::vector<double> values = {}) {
@@ -524,6 +587,123 @@ OnnxAttribute string_attr(const std::string &name, const std::string &v) {
     a.kind = OnnxAttribute::String;
     a.s = v;
     return a;
+}
+
+// ---- the window and data-movement families' mapping ----
+
+TEST(OnnxOps, PoolingResolvesAutoPadAndCeilMode) {
+    FileTensor x = tensor(ElemType::Float32, {1, 3, 32, 32});
+    // test_maxpool_2d_same_upper: kernel 2, stride 1 -> the one padded row and column at the end.
+    OnnxMapping m = map_onnx_node(
+        node("MaxPool", 1,
+             {ints_attr("kernel_shape", {2, 2}), string_attr("auto_pad", "SAME_UPPER")}),
+        12, {&x});
+    ASSERT_TRUE(m.skip.empty()) << m.skip;
+    EXPECT_EQ(m.generator, "onnx_maxpool");
+    EXPECT_EQ(m.params.at("shape"), "3x32x32");
+    EXPECT_EQ(m.params.at("pads"), "0;0;1;1");
+    EXPECT_EQ(m.params.at("out"), "32x32");
+    EXPECT_EQ(m.outputs.at(0).onnx_dims, std::vector<int64_t>({1, 3, 32, 32}));
+    // SAME_LOWER puts it at the beginning.
+    m = map_onnx_node(
+        node("MaxPool", 1,
+             {ints_attr("kernel_shape", {2, 2}), string_attr("auto_pad", "SAME_LOWER")}),
+        12, {&x});
+    EXPECT_EQ(m.params.at("pads"), "1;1;0;0");
+    // ceil_mode: 4x4, kernel 3, stride 2 -> 2x2 (the last window hangs over the end).
+    FileTensor y = tensor(ElemType::Float32, {1, 1, 4, 4});
+    m = map_onnx_node(node("AveragePool", 1,
+                           {ints_attr("kernel_shape", {3, 3}), ints_attr("strides", {2, 2}),
+                            int_attr("ceil_mode", 1)}),
+                      12, {&y});
+    ASSERT_TRUE(m.skip.empty()) << m.skip;
+    EXPECT_EQ(m.params.at("out"), "2x2");
+    EXPECT_EQ(m.params.at("count_include_pad"), "0");
+    m = map_onnx_node(
+        node("AveragePool", 1, {ints_attr("kernel_shape", {3, 3}), ints_attr("strides", {2, 2})}),
+        12, {&y});
+    EXPECT_EQ(m.params.at("out"), "1x1");
+    // 1-D and 3-D windows; explicit pads and dilations.
+    FileTensor x1 = tensor(ElemType::Float32, {1, 3, 32}),
+               x3 = tensor(ElemType::Float32, {1, 3, 8, 8, 8});
+    EXPECT_EQ(map_onnx_node(node("MaxPool", 1, {ints_attr("kernel_shape", {2})}), 12, {&x1})
+                  .params.at("out"),
+              "31");
+    EXPECT_EQ(map_onnx_node(node("MaxPool", 1, {ints_attr("kernel_shape", {2, 2, 2})}), 12, {&x3})
+                  .params.at("out"),
+              "7x7x7");
+    m = map_onnx_node(
+        node("MaxPool", 1, {ints_attr("kernel_shape", {2, 2}), ints_attr("dilations", {2, 2})}),
+        12, {&y});
+    EXPECT_EQ(m.params.at("dilations"), "2;2");
+    EXPECT_EQ(m.params.at("out"), "2x2");
+    m = map_onnx_node(node("MaxPool", 1,
+                           {ints_attr("kernel_shape", {2, 2}), ints_attr("dilations", {2, 2}),
+                            ints_attr("pads", {1, 0, 1, 0})}),
+                      12, {&y});
+    EXPECT_EQ(m.skip,
+              "MaxPool: dilations with windows reaching outside the input are not supported");
+    // One image whose windows reach outside it: X without its NC dimension (staged whole).
+    m = map_onnx_node(
+        node("MaxPool", 1, {ints_attr("kernel_shape", {3, 3}), ints_attr("pads", {1, 1, 1, 1})}),
+        12, {&y});
+    EXPECT_EQ(m.params.at("whole"), "1");
+    EXPECT_EQ(m.inputs.at(0).dims, std::vector<int64_t>({4, 4}));
+    // The Indices output is a skip that names it; a global pool is one row per image.
+    OnnxNode arg = node("MaxPool", 1, {ints_attr("kernel_shape", {2, 2})});
+    arg.outputs.push_back("indices");
+    EXPECT_EQ(map_onnx_node(arg, 12, {&y}).skip,
+              "MaxPool's Indices output (int64 flat indices) is not supported");
+    FileTensor g = tensor(ElemType::Float32, {2, 512, 7, 7});
+    m = map_onnx_node(node("GlobalAveragePool", 1), 12, {&g});
+    EXPECT_EQ(m.params.at("shape"), "1024x49");
+    EXPECT_EQ(m.outputs.at(0).onnx_dims, std::vector<int64_t>({2, 512, 1, 1}));
+    FileTensor i8 = tensor(ElemType::Int8, {1, 1, 4, 4});
+    EXPECT_NE(map_onnx_node(node("AveragePool", 1, {ints_attr("kernel_shape", {2, 2})}), 12, {&i8})
+                  .skip.find("AveragePool of int8"),
+              std::string::npos);
+}
+
+TEST(OnnxOps, PadConcatGatherReadTheirParameterInputs) {
+    // test_constant_pad: 1x3x4x5, pads 0 0 1 3 / 0 0 2 4, value 1.2: the unpadded N and C merged.
+    FileTensor x = tensor(ElemType::Float32, {1, 3, 4, 5}),
+               pads = tensor(ElemType::Int64, {8}, {0, 0, 1, 3, 0, 0, 2, 4}),
+               v = tensor(ElemType::Float32, {}, {1.5});
+    OnnxMapping m =
+        map_onnx_node(node("Pad", 3, {string_attr("mode", "constant")}), 11, {&x, &pads, &v});
+    ASSERT_TRUE(m.skip.empty()) << m.skip;
+    EXPECT_EQ(m.generator, "onnx_pad");
+    EXPECT_EQ(m.params.at("shape"), "3x4x5");
+    EXPECT_EQ(m.params.at("pads"), "0;1;3;0;2;4");
+    EXPECT_EQ(m.params.at("value"), "1.5");
+    EXPECT_EQ(m.outputs.at(0).onnx_dims, std::vector<int64_t>({1, 3, 7, 12}));
+    FileTensor big = tensor(ElemType::Int64, {8}, {0, 0, 4, 0, 0, 0, 0, 0});
+    EXPECT_NE(map_onnx_node(node("Pad", 2, {string_attr("mode", "reflect")}), 11, {&x, &big})
+                  .skip.find("reflect pads of dimension 2"),
+              std::string::npos);
+    // Concat along a negative axis: rows of the dimensions before it, blocks dividing every width.
+    FileTensor a = tensor(ElemType::Float32, {2, 3, 4}), b = tensor(ElemType::Float32, {2, 5, 4});
+    m = map_onnx_node(node("Concat", 2, {int_attr("axis", -2)}), 13, {&a, &b});
+    ASSERT_TRUE(m.skip.empty()) << m.skip;
+    EXPECT_EQ(m.params.at("outer"), "2");
+    EXPECT_EQ(m.params.at("widths"), "12;20");
+    EXPECT_EQ(m.params.at("block"), "4");
+    EXPECT_EQ(m.outputs.at(0).onnx_dims, std::vector<int64_t>({2, 8, 4}));
+    EXPECT_EQ(m.inputs.at(1).dims, std::vector<int64_t>({2, 5, 4}));
+    EXPECT_NE(map_onnx_node(node("Concat", 2, {int_attr("axis", 2)}), 13, {&a, &b})
+                  .skip.find("differ off the axis"),
+              std::string::npos);
+    // Gather: negative indices wrap; the indices' shape replaces the axis.
+    FileTensor d = tensor(ElemType::Float32, {10, 3}),
+               ind = tensor(ElemType::Int64, {1, 3}, {0, -9, -10});
+    m = map_onnx_node(node("Gather", 2, {int_attr("axis", 0)}), 13, {&d, &ind});
+    ASSERT_TRUE(m.skip.empty()) << m.skip;
+    EXPECT_EQ(m.params.at("indices"), "0;1;0");
+    EXPECT_EQ(m.params.at("shape"), "1x10x3");
+    EXPECT_EQ(m.outputs.at(0).onnx_dims, std::vector<int64_t>({1, 3, 3}));
+    FileTensor bad = tensor(ElemType::Int64, {1}, {10});
+    EXPECT_EQ(map_onnx_node(node("Gather", 2), 13, {&d, &bad}).skip,
+              "Gather: index 10 is outside [-10, 9]");
 }
 
 // ---- matrix products, convolutions, BatchNormalization (graph/OnnxOpsMatrix.cpp) ----
