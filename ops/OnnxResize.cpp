@@ -9,8 +9,8 @@
 // exclude_outside) and the neighbours' indices, clamped into the input (the
 // reference pads with the edge). A pass is then
 //   pass(..., o, ...) = sum over k of C_k(o) * src(..., I_k(o), ...)   [+ E(o)]
-// with I_k a table of selects on o (a constant per position, inlined so that
-// bounds inference sees the input's range) and C_k a 1-D Func of the
+// with I_k and C_k 1-D Funcs of tables of selects on o (constants per position;
+// I_k clamped into the input where it is read, for bounds inference) and C_k the
 // coefficients; E(o) is the extrapolation value where tf_crop_and_resize maps o
 // outside the input (its coefficients are then 0). Nearest reads one neighbour,
 // with no arithmetic (exact in every type).
@@ -254,8 +254,13 @@ public:
                     index[x] = tp.idx[x][k];
                     coef[x] = static_cast<float>(tp.coef[x][k]);
                 }
+                // The index as a Func of its own (clamped where it is read, which gives bounds
+                // inference the input's range): the pass then loads it rather than evaluating a
+                // tree of selects per lane of its (scalar) gather.
+                Func ix("index_" + std::to_string(d) + "_" + std::to_string(k));
+                ix(v[d]) = tessel::ops::table_select(v[d], index);
                 std::vector<Expr> idx = at;
-                idx[d] = clamp(tessel::ops::table_select(v[d], index), 0, in_shape[j] - 1);
+                idx[d] = clamp(ix(v[d]), 0, in_shape[j] - 1);
                 Expr val = cur.defined() ? cur(idx) : cast(ct, (*X)(idx));
                 if (!nearest) {
                     Func cf("coef_" + std::to_string(d) + "_" + std::to_string(k));
