@@ -749,7 +749,12 @@ Refusal check_compile(const PipelineInfo &p, const std::string &arch_ref,
         if (r.other.empty()) {
             r.other = d.message;
         }
-        if (d.message.find("does not fit") != std::string::npos) {
+        // "does not fit" (the backend's allocator) or a stage's "needs 512 KiB with buffers=2;
+        // UB has 192 KiB" (the schedule check): either way the band is too large.
+        const bool too_big = d.message.find("does not fit") != std::string::npos ||
+                             (d.message.find(" needs ") != std::string::npos &&
+                              d.message.find(" with buffers=") != std::string::npos);
+        if (too_big) {
             r.fit = d.message;
             return r;
         }
