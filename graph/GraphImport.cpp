@@ -126,6 +126,9 @@ GraphTensor typed_tensor(const std::string &name, const onnx::ValueInfoProto *v,
     }
     if (!strict && (!shaped || !t.shape_known)) {
         t.shape_known = false;
+        if (v && v->type().has_tensor_type()) {
+            t.type = elem_of_onnx(v->type().tensor_type().elem_type()).value_or(ElemType::Float32);
+        }
         return t;
     }
     if (!shaped) {
@@ -237,9 +240,10 @@ bool unknown_shapes(const Graph &g) {
 }
 
 // The nodes fold_constants evaluates on `g` (built from `work`) leave `work`; their
-// outputs become initializers.
+// outputs become initializers (also those no remaining node reads, for their shapes).
 void fold_into_initializers(onnx::ModelProto &work, Graph &g) {
-    fold_constants(g);
+    std::vector<GraphTensor> folded;
+    fold_constants(g, &folded);
     std::set<std::string> kept;
     for (const GraphNode &n : g.nodes) {
         kept.insert(n.name);
@@ -256,8 +260,9 @@ void fold_into_initializers(onnx::ModelProto &work, Graph &g) {
         }
     }
     gp.mutable_node()->Swap(&nodes);
-    for (const auto &[name, t] : g.tensors) {
-        if (t.value && !initializers.count(name)) {
+    // Every computed tensor, read by a remaining node or not: its shape is declared in the model.
+    for (const GraphTensor &t : folded) {
+        if (!initializers.count(t.name)) {
             *gp.add_initializer() = tensor_to_proto(*t.value);
         }
     }
@@ -389,6 +394,9 @@ std::vector<std::string> unsupported_nodes(const Graph &g) {
     const std::vector<std::string> known = supported_onnx_ops();
     std::vector<std::string> r;
     for (const GraphNode &n : g.nodes) {
+        if (n.view) {
+            continue; // metadata: no kernel
+        }
         if (!n.domain.empty()) {
             r.push_back(n.name + " (" + n.domain + "." + n.op_type + ")");
         } else if (!std::binary_search(known.begin(), known.end(), n.op_type)) {

@@ -39,7 +39,7 @@ constexpr int64_t kMinOpset = 11;
 constexpr int64_t kMaxOpset = 17;
 
 /** The nodes of `g` Tessel has no kernel for (op type not in
- * supported_onnx_ops(), or another domain), as "NAME (OP)". */
+ * supported_onnx_ops(), or another domain; views need none), as "NAME (OP)". */
 std::vector<std::string> unsupported_nodes(const Graph &g);
 /** A UserError listing every unsupported node at once, if there is one. */
 void check_supported(const Graph &g);

@@ -6,7 +6,7 @@
 
 namespace tessel::graph {
 
-void fold_constants(Graph &g) {
+void fold_constants(Graph &g, std::vector<GraphTensor> *folded) {
     std::vector<bool> erase(g.nodes.size(), false);
     for (size_t i = 0; i < g.nodes.size(); i++) {
         const GraphNode &n = g.nodes[i];
@@ -31,16 +31,25 @@ void fold_constants(Graph &g) {
             continue;
         }
         GraphTensor &out = g.tensor(n.outputs[0]);
-        if (!out.shape_known || (n.op_type == "Shape" && (meta.empty() || !meta[0] || !meta[0]->shape_known))) {
+        // ConstantOfShape, Slice and Concat size their result from their inputs, which
+        // ONNX's inference may not know during import; the others need the inferred shape.
+        const bool sizes_itself = n.op_type == "ConstantOfShape" || n.op_type == "Slice" || n.op_type == "Concat";
+        if ((!out.shape_known && !sizes_itself) ||
+            (n.op_type == "Shape" && (meta.empty() || !meta[0] || !meta[0]->shape_known))) {
             continue; // during import: shape inference has not resolved it yet
         }
         std::optional<FileTensor> v = evaluate_node(n, inputs, meta, out);
-        if (!v || v->dims != out.dims || v->type != out.type) {
+        if (!v || v->type != out.type || (out.shape_known && v->dims != out.dims)) {
             continue; // not evaluated here (or shape inference disagrees: the kernel decides)
         }
+        out.dims = v->dims;
+        out.shape_known = true;
         v->name = out.name;
         out.value = std::move(*v);
         erase[i] = true;
+        if (folded) {
+            folded->push_back(out);
+        }
         // Later nodes see the value at once (the nodes are in topological order).
     }
     g.erase_nodes(erase);

@@ -163,26 +163,36 @@ std::optional<FileTensor> gather(const GraphNode &n, const FileTensor &data, con
     return gathered(data, out, index);
 }
 
+// Concat of constants; the result's shape comes from the inputs' (ONNX 1.12's inference
+// fails on a Concat of an empty constant during the import's shape resolution).
 std::optional<FileTensor> concat(const GraphNode &n, const std::vector<const FileTensor *> &in, const GraphTensor &out) {
-    const int64_t rank = static_cast<int64_t>(out.dims.size());
+    if (in.empty() || !in[0]) {
+        return std::nullopt;
+    }
+    std::vector<int64_t> dims = in[0]->dims;
+    const int64_t rank = static_cast<int64_t>(dims.size());
     int64_t axis = n.int_attr("axis", 0);
     axis = axis < 0 ? axis + rank : axis;
     if (axis < 0 || axis >= rank) {
         return std::nullopt;
     }
+    dims[axis] = 0;
+    for (const FileTensor *t : in) {
+        if (!t || t->type != out.type || t->dims.size() != dims.size()) {
+            return std::nullopt;
+        }
+        dims[axis] += t->dims[axis];
+    }
     int64_t outer = 1;
     for (int64_t k = 0; k < axis; k++) {
-        outer *= out.dims[k];
+        outer *= dims[k];
     }
     FileTensor r;
     r.type = out.type;
-    r.dims = out.dims;
+    r.dims = dims;
     const size_t eb = static_cast<size_t>(elem_bytes(out.type));
     for (int64_t o = 0; o < outer; o++) {
         for (const FileTensor *t : in) {
-            if (!t || t->type != out.type) {
-                return std::nullopt;
-            }
             const size_t chunk = static_cast<size_t>(t->elements() / std::max<int64_t>(outer, 1)) * eb;
             r.data.insert(r.data.end(), t->data.begin() + o * chunk, t->data.begin() + (o + 1) * chunk);
         }
@@ -215,10 +225,9 @@ std::optional<FileTensor> slice_1d(const std::vector<const FileTensor *> &in, co
     for (int64_t i = clampi((*starts)[0]), e = clampi((*ends)[0]); step > 0 ? i < e : i > e; i += step) {
         index.push_back(i);
     }
-    if (static_cast<int64_t>(index.size()) != count(out.dims)) {
-        return std::nullopt;
-    }
-    return gathered(*in[0], out, index);
+    FileTensor r = gathered(*in[0], out, index);
+    r.dims = {static_cast<int64_t>(index.size())};
+    return r;
 }
 
 // out = transpose(t, perm): output dimension k is input dimension perm[k].
@@ -352,17 +361,38 @@ std::optional<FileTensor> evaluate_node(const GraphNode &n, const std::vector<co
     if (op == "ConstantOfShape") {
         const OnnxAttribute *a = n.attribute("value");
         FileTensor fill = a && a->tensor ? *a->tensor : tensor_of(ElemType::Float32, {1}, {0.0});
-        if (fill.elements() != 1 || fill.type != out.type) {
+        auto dims = input(0) ? int_values(*input(0)) : std::nullopt;
+        if (fill.elements() != 1 || fill.type != out.type || !dims) {
             return std::nullopt;
         }
-        std::vector<int64_t> index(static_cast<size_t>(count(out.dims)), 0);
-        return gathered(fill, out, index);
+        std::vector<int64_t> index(static_cast<size_t>(count(*dims)), 0);
+        FileTensor r = gathered(fill, out, index);
+        r.dims = *dims;
+        return r;
     }
     if (op == "Slice") {
         return slice_1d(in, out);
     }
     if (op == "Transpose") {
         return input(0) ? transpose(n, *input(0), out) : std::nullopt;
+    }
+    if (op == "Size") { // ONNX's function bodies take a rank this way
+        return input(0) ? std::optional<FileTensor>(tensor_of_ints(ElemType::Int64, {}, {input(0)->elements()}))
+                        : std::nullopt;
+    }
+    if (op == "Neg" && input(0)) {
+        auto negate = [](auto v) {
+            for (auto &x : *v) {
+                x = -x;
+            }
+            return v;
+        };
+        if (is_integer_type(out.type)) {
+            auto v = int_values(*input(0));
+            return v ? std::optional<FileTensor>(tensor_of_ints(out.type, out.dims, *negate(v))) : std::nullopt;
+        }
+        auto v = float_values(*input(0));
+        return v ? std::optional<FileTensor>(tensor_of(out.type, out.dims, *negate(v))) : std::nullopt;
     }
     return std::nullopt;
 }

@@ -5,7 +5,7 @@ namespace tessel::graph {
 
 const std::vector<GraphPass> &graph_passes() {
     static const std::vector<GraphPass> passes{
-        {"fold-constants", "evaluate constant subgraphs (and Shape) on the host", fold_constants},
+        {"fold-constants", "evaluate constant subgraphs (and Shape) on the host", [](Graph &g) { fold_constants(g); }},
         {"eliminate-dead-nodes", "remove nodes no graph output depends on", eliminate_dead_nodes},
         {"fold-batchnorm", "fold BatchNormalization into the Conv before it (else Mul + Add)", fold_batchnorm},
         {"views", "Reshape/Flatten/Squeeze/Unsqueeze/Identity/Dropout as aliases, no kernel", mark_views},

@@ -20,9 +20,10 @@ namespace tessel::graph {
  * the static shapes give) on the host, replacing their outputs with constant
  * tensors: Constant, Shape, Gather, Concat, Cast, Unsqueeze, Squeeze,
  * Reshape, Flatten, Identity, Dropout, Add, Sub, Mul, Div, ConstantOfShape,
- * Transpose (PyTorch's exporter transposes Linear weights), 1-D Slice. PyTorch's Shape -> Gather -> Unsqueeze -> Concat -> Reshape
- * chains become Reshape of a constant shape. (FoldConstants.cpp) */
-void fold_constants(Graph &g);
+ * Transpose (PyTorch's exporter transposes Linear weights), Size, Neg, 1-D Slice. PyTorch's Shape -> Gather -> Unsqueeze -> Concat -> Reshape
+ * chains become Reshape of a constant shape. (FoldConstants.cpp) `folded`, if
+ * given, receives every tensor computed (the import declares their shapes). */
+void fold_constants(Graph &g, std::vector<GraphTensor> *folded = nullptr);
 
 /** Removes nodes none of whose outputs reaches a graph output, and the
  * tensors only they used. (EliminateDeadNodes.cpp) */
@@ -34,8 +35,8 @@ void eliminate_dead_nodes(Graph &g);
  * per-channel constants. (FoldBatchNorm.cpp) */
 void fold_batchnorm(Graph &g);
 
-/** Reshape, Flatten, Squeeze, Unsqueeze, Identity and inference Dropout
- * become views: the output is an alias of the input's storage (another shape
+/** Reshape, Flatten, Squeeze, Unsqueeze, Identity, inference Dropout and a
+ * Cast to the input's own element type become views: the output is an alias of the input's storage (another shape
  * of the same bytes), with no kernel. (Views.cpp) */
 void mark_views(Graph &g);
 

@@ -1,6 +1,6 @@
 // Views as metadata (graph/passes/Passes.h): Reshape, Flatten, Squeeze,
-// Unsqueeze, Identity and inference Dropout do not move data in a row-major
-// buffer, so their output is an alias of their input's storage with another
+// Unsqueeze, Identity, inference Dropout and a Cast to the input's own type do
+// not move data in a row-major buffer, so their output is an alias of their input's storage with another
 // shape, and the node needs no kernel (the memory plan gives both one buffer).
 #include "graph/passes/Passes.h"
 
@@ -23,6 +23,10 @@ bool is_view_op(const Graph &g, const GraphNode &n) {
             return t.value && t.value->data.size() == 1 && t.value->data[0] == 0;
         }
         return true;
+    }
+    if (op == "Cast") { // to its own type (ONNX's function bodies write them): the same bytes
+        const GraphTensor &in = g.tensor(n.inputs[0]), &out = g.tensor(n.outputs[0]);
+        return in.type == out.type && in.dims == out.dims;
     }
     return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity";
 }

@@ -149,4 +149,19 @@ TEST(GraphImport, ShapeChainOfPyTorchGetsStaticShapes) {
     EXPECT_EQ(g.nodes.size(), 9u);
 }
 
+TEST(GraphImport, OnnxFunctionBodyShapeArithmeticResolves) {
+    // LayerNormalization's function body (the ONNX suite's _expanded test): Shape -> Size,
+    // Slice to an empty prefix, Neg -> ConstantOfShape, Concat -> Reshape. ONNX 1.12's
+    // inference cannot size it; the import computes it (an empty Slice, ConstantOfShape and
+    // Concat sized from their inputs) and declares the shapes.
+    const std::string t = "/usr/include/onnx/backend/test/data/node/"
+                          "test_layer_normalization_2d_axis_negative_2_expanded/model.onnx";
+    Graph g = import_onnx_graph(t);
+    const std::string f = "LayerNormalization_test_layer_normalization_2d_axis_negative_2_expanded_function_";
+    EXPECT_EQ(g.tensor(f + "PrefixShape").dims, (std::vector<int64_t>{0}));
+    EXPECT_EQ(g.tensor(f + "SuffixShape").dims, (std::vector<int64_t>{2}));
+    EXPECT_EQ(g.tensor(f + "ReducedShape").dims, (std::vector<int64_t>{2}));
+    EXPECT_FALSE(g.tensor(f + "ReducedShape").constant()); // the nodes stay for fold-constants
+}
+
 } // namespace

@@ -136,6 +136,19 @@ TEST(Views, ReshapeAndFlattenBecomeAliases) {
         << print_graph(g, "views");
 }
 
+TEST(Views, CastToItsOwnTypeIsAViewAndNeedsNoKernel) {
+    ModelBuilder b;
+    b.input("x", {4}).output("y", 1);
+    ModelBuilder::attr(b.node("Cast", {"x"}, {"c"}, "cast"), "to", int64_t(onnx::TensorProto::FLOAT));
+    b.node("Relu", {"c"}, {"y"}, "relu");
+    Graph g = load(b, "cast_view.onnx");
+    EXPECT_EQ(unsupported_nodes(g), std::vector<std::string>{"cast (Cast)"});
+    mark_views(g);
+    EXPECT_TRUE(g.nodes[0].view);
+    EXPECT_EQ(g.storage_of("c").name, "x");
+    EXPECT_TRUE(unsupported_nodes(g).empty()); // a view has no kernel
+}
+
 // x -> Conv1 -> Relu -> r1; Conv2(r1) + r1 -> Relu -> y (a residual block); m = MatMul(y2d, Wm) + bm -> Sigmoid.
 ModelBuilder residual_block() {
     ModelBuilder b;

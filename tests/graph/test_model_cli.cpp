@@ -191,6 +191,17 @@ TEST(ModelCli, PyTorchExportRunsAndMatchesPyTorch) {
     EXPECT_NE(r.out.find("\nPASS " + model + ": 8 kernels"), std::string::npos) << r.out;
 }
 
+// An ONNX function body from the backend suite (LayerNormalization expanded: 22 nodes, three
+// outputs) against ONNX's expected outputs.
+TEST(ModelCli, OnnxSuiteExpandedLayerNormMatches) {
+    const std::string t = "/usr/include/onnx/backend/test/data/node/test_layer_normalization_2d_axis_negative_2_expanded";
+    CliResult r = tessel_cli("model run " + t + "/model.onnx --data " + t);
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("output_0.pb ('Y'): match"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("output_2.pb ('InvStdDev'): match"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\nPASS " + t + "/model.onnx: 12 kernels"), std::string::npos) << r.out;
+}
+
 TEST(ModelCli, RunDataErrorsNameTheFile) {
     CliResult r = tessel_cli("model run " + conv_model() + " --data " + path("no_such_dir"));
     EXPECT_EQ(r.code, 1);
