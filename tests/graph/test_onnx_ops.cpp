@@ -245,6 +245,17 @@ TEST(OnnxOps, PadConcatGatherOnTheNpuMatchHalidesCpuResult) {
                                    0.45);
 }
 
+TEST(OnnxOps, ResizeOnTheNpuMatchesHalidesCpuResult) {
+    // An FPN's 2x nearest upsample of 1x128x14x14 (0.0081) and a bilinear 2x of 1x16x28x28
+    // (0.0036): the innermost dimension is a table lookup per position, scalar code.
+    expect_vector_form_matches_cpu({"onnx_resize", {{"shape", "1x128x14x14"}, {"out", "1x128x28x28"},
+                                                    {"scales", "1;1;2;2"}, {"mode", "nearest"}, {"dtype", "fp32"}}},
+                                   0.004);
+    expect_vector_form_matches_cpu({"onnx_resize", {{"shape", "1x16x28x28"}, {"out", "1x16x56x56"},
+                                                    {"mode", "linear"}, {"dtype", "fp32"}}},
+                                   0.0018);
+}
+
 // ---- the mapping ----
 
 FileTensor tensor(ElemType t, std::vector<int64_t> dims, std::vector<double> values = {}) {
@@ -704,6 +715,40 @@ TEST(OnnxOps, PadConcatGatherReadTheirParameterInputs) {
     FileTensor bad = tensor(ElemType::Int64, {1}, {10});
     EXPECT_EQ(map_onnx_node(node("Gather", 2), 13, {&d, &bad}).skip,
               "Gather: index 10 is outside [-10, 9]");
+}
+
+TEST(OnnxOps, ResizeReadsScalesSizesAndRoi) {
+    FileTensor x = tensor(ElemType::Float32, {1, 1, 4, 4});
+    // Scales: the output is floor(scale * extent) (0.6 * 4 = 2.4 -> 2); no roi, the scales given.
+    FileTensor sc = tensor(ElemType::Float32, {4}, {1, 1, 0.6, 0.6});
+    OnnxNode n = node("Resize", 3, {string_attr("mode", "linear")});
+    n.inputs[1] = "";
+    OnnxMapping m = map_onnx_node(n, 13, {&x, nullptr, &sc});
+    ASSERT_TRUE(m.skip.empty()) << m.skip;
+    EXPECT_EQ(m.generator, "onnx_resize");
+    EXPECT_EQ(m.params.at("out"), "1x1x2x2");
+    EXPECT_EQ(m.params.at("scales"), "1;1;0.600000024;0.600000024");
+    EXPECT_EQ(m.params.at("coordinate_transformation_mode"), "half_pixel");
+    // Sizes instead (scales then out / extent, computed by the generator); tf_crop_and_resize's roi.
+    FileTensor sz = tensor(ElemType::Int64, {4}, {1, 1, 3, 3}),
+               roi = tensor(ElemType::Float32, {8}, {0, 0, 0.4, 0.6, 1, 1, 0.6, 0.8});
+    OnnxNode t = node("Resize", 4, {string_attr("coordinate_transformation_mode", "tf_crop_and_resize"),
+                                    string_attr("mode", "linear")});
+    t.inputs[2] = "";
+    m = map_onnx_node(t, 13, {&x, &roi, nullptr, &sz});
+    ASSERT_TRUE(m.skip.empty()) << m.skip;
+    EXPECT_EQ(m.params.at("out"), "1x1x3x3");
+    EXPECT_EQ(m.params.count("scales"), 0u);
+    EXPECT_EQ(m.params.at("roi"), "0;0;0.400000006;0.600000024;1;1;0.600000024;0.800000012");
+    // Upsample (opset 9) is asymmetric coordinates with floor rounding; neither scales nor sizes
+    // is a skip.
+    FileTensor up = tensor(ElemType::Float32, {4}, {1, 1, 2, 3});
+    m = map_onnx_node(node("Upsample", 2), 9, {&x, &up});
+    EXPECT_EQ(m.params.at("out"), "1x1x8x12");
+    EXPECT_EQ(m.params.at("coordinate_transformation_mode"), "asymmetric");
+    EXPECT_EQ(m.params.at("nearest_mode"), "floor");
+    n.inputs[2] = "";
+    EXPECT_EQ(map_onnx_node(n, 13, {&x, nullptr, nullptr}).skip, "Resize: neither scales nor sizes is given");
 }
 
 // ---- matrix products, convolutions, BatchNormalization (graph/OnnxOpsMatrix.cpp) ----
