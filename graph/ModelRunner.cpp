@@ -6,6 +6,8 @@
 #include "graph/passes/HostEval.h"
 #include "npu_target/common/Error.h"
 
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -242,6 +244,44 @@ std::string format_layer_table(const ModelRunResult &r) {
     }
     os << "\n";
     return os.str();
+}
+
+std::string model_run_json(const std::string &path, const ModelRunOptions &o, const ModelRunResult &r) {
+    nlohmann::ordered_json j;
+    j["model"] = path;
+    j["arch"] = o.compile.arch;
+    j["data"] = o.data;
+    j["rtol"] = o.rtol;
+    j["atol"] = o.atol;
+    j["verified"] = r.verified;
+    j["max_abs_error"] = r.max_abs_error;
+    j["comparison"] = r.comparison;
+    j["kernels"] = r.layers.size();
+    j["total_cycles"] = r.total_cycles;
+    j["total_t_phys_cycles"] = r.total_t_phys;
+    j["arena_peak_bytes"] = r.model.plan.arena_peak;
+    j["arena_lower_bound_bytes"] = r.model.plan.lower_bound;
+    j["constant_bytes"] = r.model.plan.constant_bytes;
+    nlohmann::ordered_json layers = nlohmann::ordered_json::array();
+    for (const LayerRun &l : r.layers) {
+        nlohmann::ordered_json x;
+        x["node"] = l.node;
+        x["op"] = l.op;
+        x["group"] = l.group;
+        x["generator"] = l.generator;
+        x["params"] = l.params;
+        x["shape"] = l.shape;
+        x["cycles"] = l.cycles;
+        x["t_phys_cycles"] = l.t_phys_cycles ? nlohmann::ordered_json(*l.t_phys_cycles) : nlohmann::ordered_json();
+        x["efficiency"] = l.t_phys_cycles && l.cycles > 0 ? nlohmann::ordered_json(double(*l.t_phys_cycles) / l.cycles)
+                                                         : nlohmann::ordered_json();
+        x["binding"] = l.binding;
+        x["schedule"] = l.schedule;
+        x["seconds"] = l.seconds;
+        layers.push_back(x);
+    }
+    j["layers"] = layers;
+    return j.dump(2) + "\n";
 }
 
 } // namespace tessel::graph

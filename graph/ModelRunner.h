@@ -63,6 +63,11 @@ ModelRunResult run_model(const std::string &path, const ModelRunOptions &o,
 /** The per-layer table: node, op, group, shape, cycles, physical limit, efficiency, binding. */
 std::string format_layer_table(const ModelRunResult &r);
 
+/** The run as JSON (`--report-json`): the model, arch, tolerance, verified, the
+ * comparisons, the totals, and one object per kernel (the table's columns plus
+ * generator, params, schedule, seconds). */
+std::string model_run_json(const std::string &path, const ModelRunOptions &o, const ModelRunResult &r);
+
 } // namespace tessel::graph
 
 #endif

@@ -82,6 +82,7 @@ struct ModelRunArgs {
     std::string data;
     std::vector<std::string> input_shapes;
     double rtol = 1e-3, atol = 1e-4;
+    std::string report_json;
 };
 
 int run_model_command(const ModelRunArgs &a) {
@@ -107,6 +108,9 @@ int run_model_command(const ModelRunArgs &a) {
     }
     std::cout << (r.verified ? "PASS" : "FAIL") << " " << a.model << ": " << r.layers.size() << " kernels, "
               << r.total_cycles << " cycles, largest error " << r.max_abs_error << "\n";
+    if (!a.report_json.empty()) {
+        write_output_file(a.report_json, graph::model_run_json(a.model, o, r), "model run report");
+    }
     return r.verified ? 0 : 1;
 }
 
@@ -148,6 +152,7 @@ Command add_model_command(CLI::App &root, GlobalOptions &) {
         ->take_all();
     runc->add_option("--rtol", ra->rtol, "relative tolerance for the model's outputs")->capture_default_str();
     runc->add_option("--atol", ra->atol, "absolute tolerance for the model's outputs")->capture_default_str();
+    runc->add_option("--report-json", ra->report_json, "write the run (per kernel and totals) as JSON to this file");
     c.run = [ca, compile, ra, runc] {
         if (compile->parsed()) {
             return run_compile(*ca);

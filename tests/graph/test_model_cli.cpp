@@ -184,8 +184,13 @@ TEST(ModelCli, PyTorchExportRunsAndMatchesPyTorch) {
     EXPECT_NE(c.out.find("== graph after import: 11 nodes"), std::string::npos) << c.out;
     EXPECT_NE(c.out.find("== graph after fold-batchnorm: 9 nodes"), std::string::npos) << c.out;
     EXPECT_NE(c.out.find("Conv+Add(residual)+Relu"), std::string::npos) << c.out;
-    CliResult r = tessel_cli("model run " + model + " --data tests/graph/data/small_cnn");
+    const std::string report = path("small_cnn.json");
+    CliResult r = tessel_cli("model run " + model + " --data tests/graph/data/small_cnn --report-json " + report);
     EXPECT_EQ(r.code, 0) << r.out << r.err;
+    const std::string json = tessel::test::read_text(report);
+    EXPECT_NE(json.find("\"verified\": true"), std::string::npos) << json;
+    EXPECT_NE(json.find("\"kernels\": 8"), std::string::npos) << json;
+    EXPECT_NE(json.find("\"op\": \"MaxPool\""), std::string::npos) << json;
     EXPECT_NE(r.out.find("total: 8 kernels, "), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("test_data_set_0/output_0.pb ('output'): match ("), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("\nPASS " + model + ": 8 kernels"), std::string::npos) << r.out;
