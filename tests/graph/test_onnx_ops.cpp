@@ -108,8 +108,7 @@ TEST(OnnxOps, ReductionsOnTheNpuMatchHalidesCpuResult) {
         expect_npu_matches_cpu({g, {{"shape", "64x3136"}, {"axes", "1"}, {"dtype", "fp32"}}},
                                "ascend-like");
     }
-    // An outer dimension reduced, across rows (the inner positions); auto's bands of the kept
-    // elements do not count the reduced rows, so a size whose band fits UB (docs/onnx.md).
+    // An outer dimension reduced, across rows (the inner positions).
     expect_npu_matches_cpu(
         {"onnx_reduce_mean", {{"shape", "16x1024"}, {"axes", "0"}, {"dtype", "fp32"}}},
         "ascend-like");
