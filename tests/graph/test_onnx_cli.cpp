@@ -109,6 +109,22 @@ TEST(OnnxTestCli, AWrongExpectedOutputFailsWithTheLargestError) {
     EXPECT_NE(r.out.find("\n0 passed, 1 failed, 0 skipped (1 tests)\n"), std::string::npos) << r.out;
 }
 
+TEST(OnnxTestCli, EveryKernelOfANodeIsCheckedAgainstItsOutput) {
+    // LayerNormalization runs as three kernels (Y, Mean, InvStdDev); each output is compared.
+    Result ok = run_tessel("onnx-test " + std::string(kNode) + "/test_layer_normalization_2d_axis1");
+    EXPECT_EQ(ok.code, 0) << ok.out << ok.err;
+    EXPECT_NE(ok.out.find(" cycles (3 kernels)\n"), std::string::npos) << ok.out;
+    // Give Mean the expected InvStdDev: the second kernel fails, naming its file.
+    const std::string dir = copy_test("test_layer_normalization_2d_axis1", "layernorm_wrong_mean");
+    fs::copy_file(dir + "/test_data_set_0/output_2.pb", dir + "/test_data_set_0/output_1.pb",
+                  fs::copy_options::overwrite_existing);
+    Result r = run_tessel("onnx-test " + dir);
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.out.find("FAIL layernorm_wrong_mean (LayerNormalization -> onnx_layernorm "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("NPU Mean (from '" + dir + "/test_data_set_0/output_1.pb'): "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\n0 passed, 1 failed, 0 skipped (1 tests)\n"), std::string::npos) << r.out;
+}
+
 TEST(OnnxTestCli, MalformedModelIsExit1NamingTheFile) {
     const std::string dir = copy_test("test_relu", "malformed");
     std::ofstream(dir + "/model.onnx", std::ios::binary | std::ios::trunc) << "\x08\x07garbage\xff\xff";
