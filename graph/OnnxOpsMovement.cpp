@@ -190,7 +190,8 @@ bool map_slice(Ctx &c) {
 
 bool map_pad(Ctx &c) {
     std::string dtype;
-    if (!c.only_attributes({"mode", "pads", "value"}) || !c.dtype_of_input(0, dtype) || !c.outputs_single()) {
+    if (!c.only_attributes({"mode", "pads", "value"}) || !c.dtype_of_input(0, dtype) ||
+        !c.outputs_single()) {
         return false;
     }
     const Dims &in = c.input(0)->dims;
@@ -219,8 +220,8 @@ bool map_pad(Ctx &c) {
         return c.skip("Pad: mode '" + mode + "' is not supported (constant, reflect, edge)");
     }
     if (pads.size() != 2 * r) {
-        return c.skip("Pad: pads has " + std::to_string(pads.size()) + " entries for a rank-" + std::to_string(r) +
-                      " input (every begin, then every end)");
+        return c.skip("Pad: pads has " + std::to_string(pads.size()) + " entries for a rank-" +
+                      std::to_string(r) + " input (every begin, then every end)");
     }
     Dims out(r);
     for (size_t j = 0; j < r; j++) {
@@ -229,8 +230,8 @@ bool map_pad(Ctx &c) {
             return c.skip("Pad: dimension " + std::to_string(j) + " is cropped to nothing");
         }
         if (mode == "reflect" && (pads[j] >= in[j] || pads[r + j] >= in[j])) {
-            return c.skip("Pad: reflect pads of dimension " + std::to_string(j) + " reach beyond its extent " +
-                          std::to_string(in[j]));
+            return c.skip("Pad: reflect pads of dimension " + std::to_string(j) +
+                          " reach beyond its extent " + std::to_string(in[j]));
         }
     }
     // The leading run of unpadded dimensions as one.
@@ -302,14 +303,16 @@ bool map_concat(Ctx &c) {
         const Dims &d = c.input(k)->dims;
         for (size_t j = 0; j < first.size(); j++) {
             if (d.size() != first.size() || (int64_t(j) != axis && d[j] != first[j])) {
-                return c.skip("Concat: input '" + c.input_name(k) + "' is " + join_dims(d) + ", input '" +
-                              c.input_name(0) + "' " + join_dims(first) + ": they differ off the axis");
+                return c.skip("Concat: input '" + c.input_name(k) + "' is " + join_dims(d) +
+                              ", input '" + c.input_name(0) + "' " + join_dims(first) +
+                              ": they differ off the axis");
             }
         }
         out[axis] += d[axis];
         const int64_t w = count_of(d) / outer;
         widths.push_back(w);
-        c.m.inputs.push_back({static_cast<int>(k), "X" + std::to_string(k), {outer, w / B, B}, std::nullopt});
+        c.m.inputs.push_back(
+            {static_cast<int>(k), "X" + std::to_string(k), {outer, w / B, B}, std::nullopt});
     }
     c.m.generator = "onnx_concat";
     c.m.params["outer"] = std::to_string(outer);
@@ -342,8 +345,8 @@ bool map_gather(Ctx &c) {
     const int64_t A = in[axis];
     for (int64_t &i : idx) {
         if (i < -A || i >= A) {
-            return c.skip("Gather: index " + std::to_string(i) + " is outside [-" + std::to_string(A) + ", " +
-                          std::to_string(A - 1) + "]");
+            return c.skip("Gather: index " + std::to_string(i) + " is outside [-" +
+                          std::to_string(A) + ", " + std::to_string(A - 1) + "]");
         }
         i = i < 0 ? i + A : i;
     }
@@ -365,6 +368,69 @@ bool map_gather(Ctx &c) {
     return true;
 }
 
+// ---- Split (opset 13+: split is input 1; before: the attribute) into the outputs,
+// equal parts when no split is given; the view OUTER x A x INNER around the axis ----
+
+bool map_split(Ctx &c) {
+    std::string dtype;
+    if (!c.only_attributes({"axis", "split"}) || !c.dtype_of_input(0, dtype)) {
+        return false;
+    }
+    const Dims &in = c.input(0)->dims;
+    int64_t axis = c.int_attr("axis", 0);
+    if (!normalise_axis(c, axis, in.size(), "Split: axis")) {
+        return false;
+    }
+    const size_t n = c.node.outputs.size();
+    std::vector<int64_t> split;
+    if (c.opset >= 13 && c.node.inputs.size() > 1 && !c.node.inputs[1].empty()) {
+        if (!c.int_values(1, split)) {
+            return false;
+        }
+    } else if (const OnnxAttribute *a = c.node.attribute("split")) {
+        split = a->ints;
+    } else {
+        if (n == 0 || in[axis] % int64_t(n) != 0) {
+            return c.skip(
+                "Split of " + std::to_string(in[axis]) + " into " + std::to_string(n) +
+                " equal parts: not a divisor (opsets 11-17 need equal parts without split)");
+        }
+        split.assign(n, in[axis] / int64_t(n));
+    }
+    int64_t total = 0;
+    for (int64_t s : split) {
+        if (s < 1) {
+            return c.skip("Split: a piece of " + std::to_string(s) +
+                          " elements (empty outputs are not supported)");
+        }
+        total += s;
+    }
+    if (split.size() != n || total != in[axis]) {
+        return c.skip("Split: " + std::to_string(split.size()) + " pieces summing to " +
+                      std::to_string(total) + " for " + std::to_string(n) +
+                      " outputs and an axis of " + std::to_string(in[axis]));
+    }
+    if (n > 16) {
+        return c.skip("Split into " + std::to_string(n) + " outputs (at most 16)");
+    }
+    const int64_t outer = count_of(Dims(in.begin(), in.begin() + axis));
+    const int64_t inner = count_of(Dims(in.begin() + axis + 1, in.end()));
+    c.m.generator = "onnx_split";
+    c.m.params["shape"] = join_dims({outer, in[axis], inner});
+    c.m.params["sizes"] = join_list(split);
+    c.m.params["dtype"] = dtype;
+    c.m.inputs.push_back({0, "X", {outer, in[axis], inner}, std::nullopt});
+    for (size_t k = 0; k < n; k++) {
+        if (c.node.outputs[k].empty()) {
+            return c.skip("Split: output " + std::to_string(k) + " is omitted");
+        }
+        Dims od = in;
+        od[axis] = split[k];
+        c.m.outputs.push_back({int(k), "Y" + std::to_string(k), {outer, split[k], inner}, od});
+    }
+    return true;
+}
+
 } // namespace
 
 void add_movement_ops(OpTable &t) {
@@ -373,6 +439,7 @@ void add_movement_ops(OpTable &t) {
     t.push_back({"Pad", map_pad});
     t.push_back({"Concat", map_concat});
     t.push_back({"Gather", map_gather});
+    t.push_back({"Split", map_split});
 }
 
 } // namespace tessel::graph::onnx_map

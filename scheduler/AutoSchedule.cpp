@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 namespace tessel {
@@ -404,22 +406,15 @@ bool matrix_form(const PipelineInfo &p, const ArchSpec &arch, const MatrixMatch 
     return true;
 }
 
+// One output's band loop: `out` with its shape, `mine` the Funcs computed for it (the
+// output first). `suffix` keeps the stage directives of several outputs apart.
 // max_band / max_lanes: caps from a previous attempt whose buffers did not fit (0 = none);
 // band / lanes: what this attempt chose (the split factor, the largest vectorize factor).
-bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, int64_t max_band,
-                 int64_t max_lanes, int64_t &band, int64_t &lanes) {
-    const FuncInfo *out = nullptr;
-    for (const auto &f : p.funcs) {
-        if (f.is_output) {
-            out = &f;
-            break;
-        }
-    }
-    if (!out || p.outputs.empty()) {
-        r.warnings.push_back("the pipeline has no output Func");
-        return false;
-    }
-    const TensorInfo &oshape = p.outputs.front();
+bool vector_form_output(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r,
+                        const FuncInfo *out, const TensorInfo &oshape,
+                        const std::vector<const FuncInfo *> &mine, const std::string &suffix,
+                        const std::set<std::string> &unstaged, int64_t max_band, int64_t max_lanes,
+                        int64_t &band, int64_t &lanes) {
     const std::string vlevel = arch.vector.level;
     const auto path = path_from_gm(arch, vlevel, false);
     if (vlevel.empty() || path.empty()) {
@@ -463,8 +458,8 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
     };
     std::vector<BandInput> ins;
     std::vector<std::string> read;
-    for (const auto &f : p.funcs) {
-        for (const DefInfo *d : f.definitions()) {
+    for (const FuncInfo *fp : mine) {
+        for (const DefInfo *d : fp->definitions()) {
             for (const auto &l : d->loads) {
                 if (l.callee_is_input && !std::count(read.begin(), read.end(), l.callee)) {
                     read.push_back(l.callee);
@@ -475,23 +470,26 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
     int64_t halo = 0;
     for (const auto &name : read) {
         const TensorInfo *t = p.find_input(name);
-        if (!t) {
+        if (!t || unstaged.count(name)) {
             continue;
         }
         // The input's dimension the band variable indexes (by name: generators name the same
         // Var alike across Funcs), else, for an input of the output's rank, its band dimension;
         // a clamped index there means no constant footprint per band.
         int64_t band_dim = -1;
+        int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
         bool clamped_rows = false;
-        for (const auto &f : p.funcs) {
-            for (const DefInfo *d : f.definitions()) {
+        for (const FuncInfo *fp : mine) {
+            for (const DefInfo *d : fp->definitions()) {
                 for (const auto &l : d->loads) {
                     if (l.callee != name || flat) {
                         continue;
                     }
-                    for (size_t k = 0; k < l.index_var.size() && band_dim < 0; k++) {
-                        if (l.index_var[k] == outer) {
+                    for (size_t k = 0; k < l.index_var.size(); k++) {
+                        if (l.index_var[k] == outer && (band_dim < 0 || band_dim == int64_t(k))) {
                             band_dim = static_cast<int64_t>(k);
+                            lo = std::min(lo, l.min_offset[k]);
+                            hi = std::max(hi, l.max_offset[k]);
                         }
                     }
                     clamped_rows =
@@ -501,13 +499,18 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
             }
         }
         clamped_rows = clamped_rows && band_dim < 0;
+        // Read at the band variable plus constants: one row a step, the offsets' span beyond
+        // (a stencil's halo, a slice's offset costs nothing).
+        const bool by_name = band_dim >= 0;
         if (band_dim < 0 && t->shape.size() == rank && !flat && !clamped_rows) {
             band_dim = static_cast<int64_t>(bd);
         }
         const bool banded = band_dim >= 0;
         const int64_t in_rows = banded ? t->shape[band_dim] : 0;
-        const int64_t step = banded && in_rows >= 2 * H ? in_rows / H : 1;
-        const int64_t h = banded ? std::max<int64_t>(0, in_rows - H * step) : -1;
+        const int64_t step = banded && !by_name && in_rows >= 2 * H ? in_rows / H : 1;
+        const int64_t h = !banded   ? -1
+                          : by_name ? std::max<int64_t>(0, hi - lo)
+                                    : std::max<int64_t>(0, in_rows - H * step);
         // Elements of one row of the band dimension: the dimensions inside it, and for an
         // input of another rank the ones outside it too (they are read whole).
         const int64_t per_row =
@@ -518,12 +521,7 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
         ins.push_back(BandInput{t, h, step, clamped_rows, per_row});
         halo = std::max(halo, h);
     }
-    std::vector<const FuncInfo *> inter;
-    for (const auto &f : p.funcs) {
-        if (!f.is_output) {
-            inter.push_back(&f);
-        }
-    }
+    const std::vector<const FuncInfo *> inter(mine.begin() + 1, mine.end());
     const uint64_t cap = level_size(arch, vlevel) * 9 / 10;
     const MemoryLevel *vl = arch.find_level(vlevel);
     const uint64_t align = vl ? std::max(vl->alignment, 1) : 32;
@@ -593,8 +591,8 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
         const TensorInfo *t = in.t;
         for (const auto &lvl : path) {
             r.spec.directives.push_back(
-                stage_dir("stage_" + t->name + (path.size() > 1 ? "_" + lvl : ""), t->name, lvl,
-                          out->name, in.once ? "root" : outer + "o", in.once ? 1 : 2));
+                stage_dir("stage_" + t->name + (path.size() > 1 ? "_" + lvl : "") + suffix, t->name,
+                          lvl, out->name, in.once ? "root" : outer + "o", in.once ? 1 : 2));
         }
     }
     std::ostringstream vec;
@@ -704,11 +702,16 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
         os << (i ? ", " : "inputs ") << ins[i].t->name
            << (ins[i].once ? " (whole, once: not read at the band's rows)" : "");
     }
-    os << " staged GM";
-    for (const auto &l : path) {
-        os << " -> " << l;
+    if (ins.empty()) {
+        os << "no input staged";
+    } else {
+        os << " staged GM";
+        for (const auto &l : path) {
+            os << " -> " << l;
+        }
+        os << " per band (2 buffers)";
     }
-    os << " per band (2 buffers); " << inter.size() << " intermediate Func"
+    os << "; " << inter.size() << " intermediate Func"
        << (inter.size() == 1 ? "" : "s") << " computed per band";
     if (vec.tellp()) {
         os << ", vectorised: " << vec.str();
@@ -717,6 +720,91 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
        << vlevel;
     r.notes.push_back(os.str());
     r.form = "vector";
+    return true;
+}
+
+// The vector form for every output: each has its own band loop, with the Funcs only it
+// reads computed per band; a Func several outputs read is left to the default placement
+// (named). One output is the common case (its Funcs are all the others).
+bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, int64_t max_band,
+                 int64_t max_lanes, int64_t &band, int64_t &lanes) {
+    std::vector<const FuncInfo *> outs;
+    for (const auto &f : p.funcs) {
+        if (f.is_output) {
+            outs.push_back(&f);
+        }
+    }
+    if (outs.empty() || p.outputs.empty()) {
+        r.warnings.push_back("the pipeline has no output Func");
+        return false;
+    }
+    // Which outputs read each Func (through its consumers), producers before consumers in
+    // p.funcs, so walk it backwards.
+    std::map<std::string, std::set<std::string>> owners;
+    for (auto it = p.funcs.rbegin(); it != p.funcs.rend(); ++it) {
+        std::set<std::string> &o = owners[it->name];
+        if (it->is_output) {
+            o.insert(it->name);
+        }
+        for (const auto &c : it->consumers) {
+            if (owners.count(c)) {
+                o.insert(owners[c].begin(), owners[c].end());
+            }
+        }
+    }
+    // An input several outputs read is not staged: Halide's wrapper of it would be computed
+    // in one output's band loop only (the backend's DMA inference reads it from GM instead).
+    std::set<std::string> shared_inputs;
+    std::map<std::string, std::set<std::string>> readers;
+    for (const auto &f : p.funcs) {
+        for (const DefInfo *d : f.definitions()) {
+            for (const auto &l : d->loads) {
+                if (l.callee_is_input) {
+                    for (const auto &o : owners[f.name]) {
+                        readers[l.callee].insert(o);
+                    }
+                }
+            }
+        }
+    }
+    for (const auto &[in, os] : readers) {
+        if (os.size() > 1) {
+            shared_inputs.insert(in);
+            r.notes.push_back("input " + in + " is read by " + std::to_string(os.size()) +
+                              " outputs' band loops: not staged, read by DMA where it is used");
+        }
+    }
+    band = 0;
+    lanes = 0;
+    for (size_t k = 0; k < outs.size(); k++) {
+        const FuncInfo *out = outs[k];
+        const TensorInfo *shape = nullptr;
+        for (const auto &t : p.outputs) {
+            shape = t.name == out->name ? &t : shape;
+        }
+        std::vector<const FuncInfo *> mine = {out};
+        for (const auto &f : p.funcs) {
+            const std::set<std::string> &o = owners[f.name];
+            if (f.is_output) {
+                continue;
+            }
+            if ((o.size() == 1 && *o.begin() == out->name) || (o.empty() && k == 0)) {
+                mine.push_back(&f);
+            } else if (o.size() > 1 && k == 0) {
+                r.warnings.push_back(
+                    "Func " + f.name + ": read by " + std::to_string(o.size()) +
+                    " outputs, each with its own band loop; left to the default placement");
+            }
+        }
+        int64_t b = 0, l = 0;
+        if (!shape || !vector_form_output(p, arch, r, out, *shape, mine,
+                                          outs.size() > 1 ? "_" + out->name : "", shared_inputs,
+                                          max_band, max_lanes, b, l)) {
+            return false;
+        }
+        band = std::max(band, b);
+        lanes = std::max(lanes, l);
+    }
     return true;
 }
 

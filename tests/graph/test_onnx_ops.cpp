@@ -818,6 +818,34 @@ TEST(OnnxOps, ConvolutionsVerifyOnTheNpu) {
     }
 }
 
+TEST(OnnxOps, SplitGivesEachOutputItsOwnBandLoop) {
+    // A multi-output pipeline: each piece of 1x64x56x56 split along the channels is its own
+    // output with its own band loop (auto's vector form per output); X, read by both, is not
+    // staged (Halide's wrapper would live in one output's loop).
+    expect_npu_matches_cpu({"onnx_split", {{"shape", "1x64x3136"}, {"sizes", "16;48"}}}, "ascend-like");
+    AutoSchedule as = auto_schedule_for("onnx_split", {{"shape", "1x64x3136"}, {"sizes", "16;48"}}, "ascend-like");
+    std::string notes;
+    for (const auto &n : as.notes) {
+        notes += n + "\n";
+    }
+    EXPECT_NE(notes.find("bands of 4 steps of Y0.a"), std::string::npos) << notes;
+    EXPECT_NE(notes.find("of Y1.a (of 48)"), std::string::npos) << notes;
+    EXPECT_NE(notes.find("input X is read by 2 outputs' band loops: not staged"), std::string::npos) << notes;
+    // The mapping: equal parts by default, the split input from opset 13, a bad split named.
+    FileTensor x = tensor(ElemType::Float32, {2, 6, 3}), sp = tensor(ElemType::Int64, {2}, {2, 4});
+    OnnxNode n = node("Split", 2, {int_attr("axis", 1)});
+    n.outputs = {"a", "b"};
+    OnnxMapping m = map_onnx_node(n, 13, {&x, &sp});
+    ASSERT_TRUE(m.skip.empty()) << m.skip;
+    EXPECT_EQ(m.params.at("shape"), "2x6x3");
+    EXPECT_EQ(m.params.at("sizes"), "2;4");
+    ASSERT_EQ(m.outputs.size(), 2u);
+    EXPECT_EQ(m.outputs[1].onnx_dims, std::vector<int64_t>({2, 4, 3}));
+    n = node("Split", 1, {int_attr("axis", 1)});
+    n.outputs = {"a", "b", "c", "d"};
+    EXPECT_NE(map_onnx_node(n, 11, {&x}).skip.find("Split of 6 into 4 equal parts"), std::string::npos);
+}
+
 TEST(OnnxOps, MatMulFollowsNumpysBroadcastingAndOneDimensionalOperands) {
     // 2x1x3x4 @ 5x4x6: batch 2x5 (A broadcast along 5, B along 2), then 3x4 @ 4x6.
     FileTensor a = tensor(ElemType::Float32, {2, 1, 3, 4}),
