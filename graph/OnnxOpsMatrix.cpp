@@ -343,7 +343,10 @@ bool map_convtranspose(Ctx &c) {
         if (os || (g.auto_pad == "SAME_UPPER" || g.auto_pad == "SAME_LOWER")) {
             out = os ? oshape[i] : g.x[2 + i] * g.strides[i];
             const int64_t total = full - out;
-            begin[i] = g.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+            // Floor division, as ONNX's reference (Python) computes it: an output_shape one
+            // larger than the full output pads at the end, as output_padding does.
+            const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+            begin[i] = g.auto_pad == "SAME_UPPER" ? half : total - half;
         } else {
             if (g.auto_pad == "VALID") {
                 pads.assign(2 * g.sr, 0);
@@ -351,10 +354,10 @@ bool map_convtranspose(Ctx &c) {
             begin[i] = pads[i];
             out = full - pads[i] - pads[g.sr + i];
         }
-        if (begin[i] < 0 || out < 1) {
-            return c.skip("ConvTranspose: spatial dimension " + std::to_string(i) +
-                          " pads the output outward (" + std::to_string(begin[i]) +
-                          " at the start, " + std::to_string(out) + " elements)");
+        if (out < 1 || begin[i] >= full) {
+            return c.skip("ConvTranspose: spatial dimension " + std::to_string(i) + " is empty (" +
+                          std::to_string(begin[i]) + " cropped at the start, " +
+                          std::to_string(out) + " elements)");
         }
         y.push_back(out);
     }

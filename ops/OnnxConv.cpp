@@ -24,6 +24,7 @@
 #include "dsl/Generator.h"
 #include "ops/OnnxParams.h"
 
+#include <climits>
 #include <limits>
 #include <string>
 #include <vector>
@@ -225,7 +226,8 @@ public:
         sr = static_cast<int>(xs.size()) - 2;
         st = ints(strides, ';', "ConvTranspose", "strides", 1);
         dl = ints(dilations, ';', "ConvTranspose", "dilations", 1);
-        pb = ints(pads, ';', "ConvTranspose", "pads", 0);
+        pb = ints(pads, ';', "ConvTranspose", "pads",
+                  INT_MIN); // negative: the output starts before the full one
         if (sr < 1 || sr > 3 || ws.size() != xs.size() || ys.size() != xs.size() ||
             int(st.size()) != sr || int(dl.size()) != sr || int(pb.size()) != sr) {
             throw Halide::CompileError(
@@ -294,15 +296,16 @@ public:
         wi.push_back(group == 1 ? Expr(m) : m % mg);
         wi.push_back(ch);
         full(lhs) += cast(at, (*X)(xi)) * cast(at, (*Wt)(wi));
-        // Output positions past the full output (output_padding) have no contribution:
-        // zero, read at a clamped position so that `full` has exactly the scatter's extent.
+        // Output positions past the full output (output_padding), or before it (an
+        // output_shape larger than the full output), have no contribution: zero, read at a
+        // clamped position so that `full` has exactly the scatter's extent.
         std::vector<Expr> crop;
         std::vector<int> beyond;
         for (int j = 0; j < sr; j++) {
             const int o = onnx_sp(j);
             Expr u = sp[j] + pb[o];
-            const bool past = pb[o] + ys[2 + o] > fs[2 + o];
-            crop.push_back(past ? min(likely(u), fs[2 + o] - 1) : u);
+            const bool past = pb[o] + ys[2 + o] > fs[2 + o] || pb[o] < 0;
+            crop.push_back(past ? clamp(likely(u), 0, fs[2 + o] - 1) : u);
             if (past) {
                 beyond.push_back(j);
             }
