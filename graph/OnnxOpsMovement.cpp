@@ -359,11 +359,10 @@ bool map_gather(Ctx &c) {
     out.insert(out.end(), in.begin() + axis + 1, in.end());
     const Dims kin = {outer, A, inner};
     c.m.generator = "onnx_gather";
-    // (one row of indices: the kernel takes X as A x inner, ops/OnnxConcat.cpp says why)
     c.m.params["shape"] = join_dims(kin);
     c.m.params["indices"] = join_list(idx);
     c.m.params["dtype"] = dtype;
-    c.m.inputs.push_back({0, "X", outer == 1 ? Dims{A, inner} : kin, std::nullopt});
+    c.m.inputs.push_back({0, "X", kin, std::nullopt});
     c.m.outputs.push_back({0, "Y", {outer, static_cast<int64_t>(idx.size()), inner}, out});
     return true;
 }

@@ -113,19 +113,9 @@ bool map_pool(Ctx &c, bool is_max) {
         out_dims.push_back(out[j]);
     }
     Dims kin = {in[0] * in[1]}, kout = {in[0] * in[1]};
-    bool reaches_out = false;
     for (size_t j = 0; j < D; j++) {
         kin.push_back(in[2 + j]);
         kout.push_back(out[j]);
-        reaches_out = reaches_out || pb[j] > 0 || (out[j] - 1) * s[j] + (k[j] - 1) * dil[j] - pb[j] > in[2 + j] - 1;
-    }
-    // One image whose windows reach outside it: the auto scheduler would band its rows,
-    // and a band's clamped reads differ in size at the border (the NPU's buffers are
-    // constant-size), so X goes without its NC dimension of 1 and is staged whole.
-    Dims view = kin;
-    if (kin[0] == 1 && reaches_out) {
-        view.erase(view.begin());
-        c.m.params["whole"] = "1";
     }
     Dims all_pads = pb;
     all_pads.insert(all_pads.end(), pe.begin(), pe.end());
@@ -141,7 +131,7 @@ bool map_pool(Ctx &c, bool is_max) {
     } else {
         c.m.params["count_include_pad"] = std::to_string(c.int_attr("count_include_pad", 0) != 0);
     }
-    c.m.inputs.push_back({0, "X", view, std::nullopt});
+    c.m.inputs.push_back({0, "X", kin, std::nullopt});
     c.m.outputs.push_back({0, "Y", kout, out_dims});
     return true;
 }

@@ -112,11 +112,7 @@ public:
                                            std::to_string(sh[1]) + ")");
             }
         }
-        // One row of indices (outer = 1): X is taken as AXISxINNER. The auto scheduler bands
-        // the output's rows, and a band's rows of X (idx over the band) differ in size when
-        // idx is not a progression (the NPU's buffers are constant-size); an input of another
-        // rank than the output's is staged whole instead.
-        X = add_input<Buffer<>>("X", t, sh[0] == 1 ? 2 : 3);
+        X = add_input<Buffer<>>("X", t, 3);
         Y = add_output<Buffer<>>("Y", t, 3);
     }
 
@@ -129,13 +125,8 @@ public:
             progression = progression && idx[k] - idx[k - 1] == idx[1] - idx[0];
         }
         Expr row = progression ? idx[0] + (idx[1] - idx[0]) * j : tessel::ops::table_select(Expr(j), idx);
-        if (sh[0] == 1) {
-            op(x, j, o) = (*X)(x, row);
-            X->set_estimates({{0, sh[2]}, {0, sh[1]}});
-        } else {
-            op(x, j, o) = (*X)(x, row, o);
-            X->set_estimates({{0, sh[2]}, {0, sh[1]}, {0, sh[0]}});
-        }
+        op(x, j, o) = (*X)(x, row, o);
+        X->set_estimates({{0, sh[2]}, {0, sh[1]}, {0, sh[0]}});
         (*Y)(x, j, o) = op(x, j, o);
         Y->set_estimates({{0, sh[2]}, {0, int(idx.size())}, {0, sh[0]}});
     }

@@ -81,8 +81,6 @@ public:
     Halide::GeneratorParam<std::string> pads{"pads", "1;1;1;1"};
     Halide::GeneratorParam<std::string> out{"out", "56x56"};
     Halide::GeneratorParam<int> count_include_pad{"count_include_pad", 0};
-    // 1: X is taken without its NC dimension (NC must be 1), see below.
-    Halide::GeneratorParam<int> whole{"whole", 0};
     Halide::GeneratorParam<std::string> dtype{"dtype", "fp32"};
 
     Halide::GeneratorInput<Halide::Buffer<>> *X = nullptr;
@@ -139,10 +137,7 @@ public:
                                            "are not supported (spatial dimension " + std::to_string(j) + ")");
             }
         }
-        if (whole && in_shape[0] != 1) {
-            throw Halide::CompileError("onnx " + name + ": whole=1 takes X without its NC dimension, which must be 1");
-        }
-        X = this->template add_input<Halide::Buffer<>>("X", t, whole ? D : D + 1);
+        X = this->template add_input<Halide::Buffer<>>("X", t, D + 1);
         Y = this->template add_output<Halide::Buffer<>>("Y", t, D + 1);
     }
 
@@ -174,9 +169,6 @@ public:
                                         : Expr(v[d]);
             any_outside = any_outside || outside[d];
         }
-        if (whole) {
-            clamped.pop_back(); // X without its NC dimension of 1
-        }
         Func cur; // the stage the next pass reads (undefined: X itself)
         if (any_outside) {
             Expr val = cast(ct, (*X)(clamped));
@@ -192,11 +184,7 @@ public:
             if (cur.defined()) {
                 return cur(idx);
             }
-            std::vector<Expr> xi = idx;
-            if (whole) {
-                xi.pop_back();
-            }
-            return cast(ct, (*X)(xi));
+            return cast(ct, (*X)(idx));
         };
         double scale = 1;
         std::vector<std::pair<int, Func>> counts; // (dimension, 1 / count per position)
@@ -268,9 +256,7 @@ public:
             in_est.push_back({0, in_shape[1 + D - 1 - d]});
             out_est.push_back({0, o[D - 1 - d]});
         }
-        if (!whole) {
-            in_est.push_back({0, in_shape[0]});
-        }
+        in_est.push_back({0, in_shape[0]});
         out_est.push_back({0, in_shape[0]});
         X->set_estimates(in_est);
         Y->set_estimates(out_est);
@@ -336,8 +322,7 @@ using OnnxGlobalAveragePool = OnnxGlobalPool<P::Avg>;
         {"strides", "2;2", "step per spatial dimension"},                                                        \
         {"dilations", "", "tap spacing per spatial dimension (empty: 1)"},                                      \
         {"pads", "1;1;1;1", "padding: every dimension's begin, then every end (ONNX's order)"},                 \
-        {"out", "56x56", "the output's spatial extents"},                                                        \
-        {"whole", "0", "1: X without its NC dimension (NC = 1), staged whole by --schedule auto"}
+        {"out", "56x56", "the output's spatial extents"}
 
 TESSEL_REGISTER_GENERATOR(OnnxMaxPool, onnx_maxpool,
                           "ONNX MaxPool: the largest element of each window (padding never wins), NCHW",
