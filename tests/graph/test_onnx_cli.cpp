@@ -59,7 +59,7 @@ TEST(OnnxTestCli, QuickSubsetOnAscendLike) {
                              "PASS test_constant_pad (Pad -> onnx_pad dtype=fp32,mode=constant,pads=0;1;3;0;2;4,shape=3x4x5",
                              "PASS test_concat_1d_axis_0 (Concat -> onnx_concat block=2,dtype=fp32,outer=1,widths=2;2)",
                              "PASS test_gather_0 (Gather -> onnx_gather dtype=fp32,indices=0;1;3,shape=1x5x24)",
-                             "PASS test_resize_downsample_scales_cubic (Resize -> onnx_resize", "PASS test_upsample_nearest (Upsample -> onnx_resize", "SKIP test_basic_conv_with_padding (Conv): operator Conv is not supported yet"}) {
+                             "PASS test_resize_downsample_scales_cubic (Resize -> onnx_resize", "PASS test_upsample_nearest (Upsample -> onnx_resize", "PASS test_basic_conv_with_padding (Conv -> onnx_conv", "PASS test_gemm_all_attributes (Gemm -> onnx_gemm", "PASS test_matmul_2d (MatMul -> onnx_matmul", "PASS test_split_equal_parts_1d (Split -> onnx_split dtype=fp32,shape=1x6x1,sizes=2;2;2)"}) {
         EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
     }
     EXPECT_GE(passed, 30);
