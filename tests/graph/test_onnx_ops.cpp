@@ -205,11 +205,11 @@ void expect_vector_form_matches_cpu(const Case &c, double floor) {
 }
 
 TEST(OnnxOps, PoolingOnTheNpuMatchesHalidesCpuResult) {
-    // ResNet's stem pool: 3x3, stride 2, padding 1 over 1x64x112x112 (0.068: each row's first
-    // vector reads clamped indices and runs as scalar code).
+    // ResNet's stem pool: 3x3, stride 2, padding 1 over 1x64x112x112 (0.177: each padded row's
+    // first vector reads clamped indices and runs as scalar code).
     expect_vector_form_matches_cpu({"onnx_maxpool", {{"shape", "64x112x112"}, {"kernel", "3;3"}, {"strides", "2;2"},
                                                      {"pads", "1;1;1;1"}, {"out", "56x56"}, {"dtype", "fp32"}}},
-                                   0.03);
+                                   0.08);
     // VGG's 2x2 stride-2 pool of 1x64x56x56 (0.28); int8.
     expect_vector_form_matches_cpu({"onnx_maxpool", {{"shape", "64x56x56"}, {"kernel", "2;2"}, {"strides", "2;2"},
                                                      {"pads", "0;0;0;0"}, {"out", "28x28"}, {"dtype", "fp32"}}},
