@@ -379,16 +379,25 @@ bool map_convtranspose(Ctx &c) {
     return true;
 }
 
-// BatchNormalization in inference mode: per channel (ONNX's dimension 1).
+// BatchNormalization per channel (ONNX's dimension 1). In training mode (training_mode 1,
+// opset 14+) Y uses the batch's mean and variance, and the running_mean / running_var
+// outputs are kernels of their own (OnnxMapping::more), as LayerNormalization's statistics.
 bool map_batchnorm(Ctx &c) {
     std::string dtype;
     if (!c.only_attributes({"epsilon", "momentum", "training_mode", "spatial"}) ||
-        !c.same_dtype_inputs(5, dtype) || !c.outputs_single()) {
+        !c.same_dtype_inputs(5, dtype)) {
         return false;
     }
-    if (c.int_attr("training_mode", 0) != 0) {
-        return c.skip("BatchNormalization in training mode (training_mode = 1): it updates the "
-                      "running statistics");
+    const bool training = c.int_attr("training_mode", 0) != 0;
+    if (c.node.outputs.empty() || c.node.outputs[0].empty()) {
+        return c.skip("BatchNormalization without its output Y");
+    }
+    if (!training && !c.outputs_single()) {
+        return false;
+    }
+    if (c.node.outputs.size() > 3) {
+        return c.skip("BatchNormalization's saved_mean / saved_var outputs (opsets before 14) are "
+                      "not supported");
     }
     if (c.int_attr("spatial", 1) != 1) {
         return c.skip(
@@ -414,17 +423,46 @@ bool map_batchnorm(Ctx &c) {
                           " channels of X");
         }
     }
-    c.m.generator = "onnx_batchnorm";
-    c.m.params["N"] = std::to_string(x[0]);
-    c.m.params["C"] = std::to_string(C);
-    c.m.params["S"] = std::to_string(S);
-    c.m.params["epsilon"] = number_text(c.float_attr("epsilon", 1e-5));
-    c.m.params["dtype"] = dtype;
-    c.m.inputs.push_back({0, "X", {x[0], C, S}, std::nullopt});
-    for (int k = 1; k <= 4; k++) {
-        c.m.inputs.push_back({k, names[k - 1], {C}, std::nullopt});
+    auto kernel = [&](const std::string &output) {
+        OnnxMapping k;
+        k.generator = "onnx_batchnorm";
+        k.params["N"] = std::to_string(x[0]);
+        k.params["C"] = std::to_string(C);
+        k.params["S"] = std::to_string(S);
+        k.params["epsilon"] = number_text(c.float_attr("epsilon", 1e-5));
+        k.params["dtype"] = dtype;
+        if (training) {
+            k.params["training"] = "true";
+            k.params["momentum"] = number_text(c.float_attr("momentum", 0.9));
+            k.params["output"] = output;
+        }
+        k.inputs.push_back({0, "X", {x[0], C, S}, std::nullopt});
+        for (int i = 1; i <= 4; i++) {
+            // What the generator reads: in training mode Y takes scale and B, a running
+            // statistic its given one.
+            const bool used =
+                !training || (output == "Y" ? i <= 2 : i == (output == "running_mean" ? 3 : 4));
+            if (used) {
+                k.inputs.push_back({i, names[i - 1], {C}, std::nullopt});
+            }
+        }
+        if (output == "Y") {
+            k.outputs.push_back({0, "Y", {x[0], C, S}, x});
+        } else {
+            k.outputs.push_back({output == "running_mean" ? 1 : 2, output, {C}, {C}});
+        }
+        return k;
+    };
+    c.m = kernel("Y");
+    for (size_t k = 1; training && k < c.node.outputs.size(); k++) {
+        if (!c.node.outputs[k].empty()) {
+            c.m.more.push_back(kernel(k == 1 ? "running_mean" : "running_var"));
+        }
     }
-    c.m.outputs.push_back({0, "Y", {x[0], C, S}, x});
+    if (!c.m.more.empty()) {
+        c.m.note = std::to_string(c.m.more.size()) + " more kernel" +
+                   (c.m.more.size() > 1 ? "s" : "") + " for the running statistics";
+    }
     return true;
 }
 

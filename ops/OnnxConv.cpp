@@ -337,6 +337,9 @@ public:
     GeneratorParam<int> C{"C", 64};
     GeneratorParam<int> S{"S", 3136};
     GeneratorParam<float> epsilon{"epsilon", 1e-5f};
+    GeneratorParam<bool> training{"training", false};
+    GeneratorParam<float> momentum{"momentum", 0.9f};
+    GeneratorParam<std::string> output{"output", "Y"};
     GeneratorParam<std::string> dtype{"dtype", "fp32"};
 
     Input<Buffer<>> *X = nullptr;
@@ -347,7 +350,7 @@ public:
     Output<Buffer<>> *Y = nullptr;
 
     Type t;
-    Func op{"op"};
+    Func op{"op"}, msum{"msum"}, vsum{"vsum"};
 
     void configure() {
         t = tessel::halide_type(tessel::parse_dtype_param(dtype, "dtype"));
@@ -355,25 +358,69 @@ public:
         if (N < 1 || C < 1 || S < 1) {
             throw Halide::CompileError("onnx BatchNormalization: N, C and S must be positive");
         }
+        const std::string o = output;
+        if (o != "Y" && (!training || (o != "running_mean" && o != "running_var"))) {
+            throw Halide::CompileError(
+                "onnx BatchNormalization: output '" + o +
+                "' is not Y (or, in training mode, running_mean or running_var)");
+        }
+        // Only what the output reads: Y in training mode needs no given statistics, a
+        // running statistic only its own.
         X = add_input<Buffer<>>("X", t, 3);
-        scale = add_input<Buffer<>>("scale", t, 1);
-        B = add_input<Buffer<>>("B", t, 1);
-        mean = add_input<Buffer<>>("mean", t, 1);
-        var = add_input<Buffer<>>("var", t, 1);
-        Y = add_output<Buffer<>>("Y", t, 3);
+        if (o == "Y") {
+            scale = add_input<Buffer<>>("scale", t, 1);
+            B = add_input<Buffer<>>("B", t, 1);
+        }
+        if (!training || o == "running_mean") {
+            mean = add_input<Buffer<>>("mean", t, 1);
+        }
+        if (!training || o == "running_var") {
+            var = add_input<Buffer<>>("var", t, 1);
+        }
+        Y = add_output<Buffer<>>(o, t, o == "Y" ? 3 : 1);
     }
 
     void generate() {
         Var s("s"), c("c"), n("n");
         auto f = [](Expr e) { return cast(Float(32), e); };
-        Expr y = (f((*X)(s, c, n)) - f((*mean)(c))) / sqrt(f((*var)(c)) + float(epsilon)) *
-                     f((*scale)(c)) +
-                 f((*B)(c));
+        // Inference: the given statistics. Training (ONNX's training_mode): the batch's own,
+        // over N and the spatial positions, the variance the population one (NumPy's var).
+        Expr m = mean ? f((*mean)(c)) : Expr(), v = var ? f((*var)(c)) : Expr();
+        if (training) {
+            RDom r(0, S, 0, N, "r");
+            const float count = float(int(S)) * float(int(N));
+            msum(c) = 0.0f;
+            msum(c) += f((*X)(r.x, c, r.y));
+            Func bmean("bmean");
+            bmean(c) = msum(c) / count;
+            vsum(c) = 0.0f;
+            Expr d = f((*X)(r.x, c, r.y)) - bmean(c);
+            vsum(c) += d * d;
+            Func bvar("bvar");
+            bvar(c) = vsum(c) / count;
+            const std::string o = output;
+            if (o != "Y") {
+                // running = given * momentum + batch * (1 - momentum)
+                Expr given = o == "running_mean" ? m : v,
+                     batch = o == "running_mean" ? bmean(c) : bvar(c);
+                op(c) = cast(t, given * float(momentum) + batch * (1.0f - float(momentum)));
+                (*Y)(c) = op(c);
+                X->set_estimates({{0, S}, {0, C}, {0, N}});
+                (mean ? mean : var)->set_estimates({{0, C}});
+                Y->set_estimates({{0, C}});
+                return;
+            }
+            m = bmean(c);
+            v = bvar(c);
+        }
+        Expr y = (f((*X)(s, c, n)) - m) / sqrt(v + float(epsilon)) * f((*scale)(c)) + f((*B)(c));
         op(s, c, n) = cast(t, y);
         (*Y)(s, c, n) = op(s, c, n);
         X->set_estimates({{0, S}, {0, C}, {0, N}});
         for (auto *p : {scale, B, mean, var}) {
-            p->set_estimates({{0, C}});
+            if (p) {
+                p->set_estimates({{0, C}});
+            }
         }
         Y->set_estimates({{0, S}, {0, C}, {0, N}});
     }
@@ -503,11 +550,15 @@ TESSEL_REGISTER_GENERATOR(
      {"dtype", "fp32", "element type: fp32, fp16, bf16"}})
 TESSEL_REGISTER_GENERATOR(
     OnnxBatchNorm, onnx_batchnorm,
-    "ONNX BatchNormalization (inference): Y = (X - mean) / sqrt(var + epsilon) * scale + B",
+    "ONNX BatchNormalization: Y = (X - mean) / sqrt(var + epsilon) * scale + B (training: the "
+    "batch's statistics)",
     {{"N", "1", "batch"},
      {"C", "64", "channels (ONNX's dimension 1)"},
      {"S", "3136", "spatial elements per channel (the product of the dimensions after C)"},
      {"epsilon", "1e-05", "added to the variance"},
+     {"training", "false", "ONNX's training_mode: the batch's statistics"},
+     {"momentum", "0.9", "training: running = given * momentum + batch * (1 - momentum)"},
+     {"output", "Y", "Y, or in training mode running_mean or running_var (one kernel each)"},
      {"dtype", "fp32", "element type: fp32, fp16, bf16"}})
 TESSEL_REGISTER_GENERATOR(
     OnnxIm2Col, onnx_im2col,

@@ -910,12 +910,17 @@ TEST(OnnxOps, ConvResolvesAutoPadAndConvTransposeItsOutputShape) {
     ASSERT_TRUE(m.skip.empty()) << m.skip;
     EXPECT_EQ(m.params.at("out"), "1x2x10x8");
     EXPECT_EQ(m.params.at("pads"), "0;0");
-    // BatchNormalization in training mode is named as such.
+    // BatchNormalization in training mode: Y from the batch's statistics, and a kernel for each
+    // running statistic.
     FileTensor bx = tensor(ElemType::Float32, {2, 3, 4}), p = tensor(ElemType::Float32, {3});
-    EXPECT_NE(map_onnx_node(node("BatchNormalization", 5, {int_attr("training_mode", 1)}), 15,
-                            {&bx, &p, &p, &p, &p})
-                  .skip.find("training mode"),
-              std::string::npos);
+    OnnxNode bn = node("BatchNormalization", 5, {int_attr("training_mode", 1)});
+    bn.outputs = {"y", "running_mean", "running_var"};
+    m = map_onnx_node(bn, 15, {&bx, &p, &p, &p, &p});
+    ASSERT_TRUE(m.skip.empty()) << m.skip;
+    EXPECT_EQ(m.params.at("training"), "true");
+    ASSERT_EQ(m.more.size(), 2u);
+    EXPECT_EQ(m.more[1].params.at("output"), "running_var");
+    EXPECT_EQ(m.more[1].outputs.at(0).node_output, 2);
     m = map_onnx_node(node("BatchNormalization", 5), 15, {&bx, &p, &p, &p, &p});
     ASSERT_TRUE(m.skip.empty()) << m.skip;
     EXPECT_EQ(m.params.at("S"), "4");
