@@ -178,14 +178,6 @@ bool ints_attr(Ctx &c, const char *name, size_t n, int64_t def, Dims &out) {
     return true;
 }
 
-std::string list_text(const Dims &d) {
-    std::string s;
-    for (size_t i = 0; i < d.size(); i++) {
-        s += (i ? ";" : "") + std::to_string(d[i]);
-    }
-    return s;
-}
-
 struct ConvGeometry {
     Dims x, w;               // the ONNX shapes of X and W
     size_t sr = 0;           // spatial rank
@@ -290,9 +282,9 @@ bool map_conv(Ctx &c) {
     c.m.params["x"] = join_dims(g.x);
     c.m.params["w"] = join_dims(g.w);
     c.m.params["group"] = std::to_string(g.group);
-    c.m.params["strides"] = list_text(g.strides);
-    c.m.params["dilations"] = list_text(g.dilations);
-    c.m.params["pads"] = list_text(pads);
+    c.m.params["strides"] = join_list(g.strides);
+    c.m.params["dilations"] = join_list(g.dilations);
+    c.m.params["pads"] = join_list(pads);
     c.m.params["dtype"] = dtype;
     c.m.inputs.push_back({0, "X", g.x, std::nullopt});
     c.m.inputs.push_back({1, "W", g.w, std::nullopt});
@@ -365,9 +357,9 @@ bool map_convtranspose(Ctx &c) {
     c.m.params["x"] = join_dims(g.x);
     c.m.params["w"] = join_dims(g.w);
     c.m.params["group"] = std::to_string(g.group);
-    c.m.params["strides"] = list_text(g.strides);
-    c.m.params["dilations"] = list_text(g.dilations);
-    c.m.params["pads"] = list_text(begin);
+    c.m.params["strides"] = join_list(g.strides);
+    c.m.params["dilations"] = join_list(g.dilations);
+    c.m.params["pads"] = join_list(begin);
     c.m.params["out"] = join_dims(y);
     c.m.params["dtype"] = dtype;
     c.m.inputs.push_back({0, "X", g.x, std::nullopt});
