@@ -239,6 +239,27 @@ bool conv_bias(Ctx &c, int64_t channels) {
     return true;
 }
 
+// The kernel of a Conv or ConvTranspose node: its geometry as the generator's parameters,
+// X, W and the optional bias (Y's channels), and Y (N x M x O...).
+bool conv_kernel(Ctx &c, const ConvGeometry &g, const char *generator, const Dims &pads,
+                 const std::string &dtype, const Dims &y) {
+    c.m.generator = generator;
+    c.m.params["x"] = join_dims(g.x);
+    c.m.params["w"] = join_dims(g.w);
+    c.m.params["group"] = std::to_string(g.group);
+    c.m.params["strides"] = join_list(g.strides);
+    c.m.params["dilations"] = join_list(g.dilations);
+    c.m.params["pads"] = join_list(pads);
+    c.m.params["dtype"] = dtype;
+    c.m.inputs.push_back({0, "X", g.x, std::nullopt});
+    c.m.inputs.push_back({1, "W", g.w, std::nullopt});
+    if (!conv_bias(c, y[1])) {
+        return false;
+    }
+    c.m.outputs.push_back({0, "Y", y, y});
+    return true;
+}
+
 bool map_conv(Ctx &c) {
     ConvGeometry g;
     std::string dtype;
@@ -278,21 +299,7 @@ bool map_conv(Ctx &c) {
         }
         y.push_back((padded - span) / g.strides[i] + 1);
     }
-    c.m.generator = "onnx_conv";
-    c.m.params["x"] = join_dims(g.x);
-    c.m.params["w"] = join_dims(g.w);
-    c.m.params["group"] = std::to_string(g.group);
-    c.m.params["strides"] = join_list(g.strides);
-    c.m.params["dilations"] = join_list(g.dilations);
-    c.m.params["pads"] = join_list(pads);
-    c.m.params["dtype"] = dtype;
-    c.m.inputs.push_back({0, "X", g.x, std::nullopt});
-    c.m.inputs.push_back({1, "W", g.w, std::nullopt});
-    if (!conv_bias(c, g.w[0])) {
-        return false;
-    }
-    c.m.outputs.push_back({0, "Y", y, y});
-    return true;
+    return conv_kernel(c, g, "onnx_conv", pads, dtype, y);
 }
 
 // ConvTranspose: the full output is s (in - 1) + output_padding + (k - 1) d + 1 per
@@ -353,22 +360,8 @@ bool map_convtranspose(Ctx &c) {
         }
         y.push_back(out);
     }
-    c.m.generator = "onnx_convtranspose";
-    c.m.params["x"] = join_dims(g.x);
-    c.m.params["w"] = join_dims(g.w);
-    c.m.params["group"] = std::to_string(g.group);
-    c.m.params["strides"] = join_list(g.strides);
-    c.m.params["dilations"] = join_list(g.dilations);
-    c.m.params["pads"] = join_list(begin);
     c.m.params["out"] = join_dims(y);
-    c.m.params["dtype"] = dtype;
-    c.m.inputs.push_back({0, "X", g.x, std::nullopt});
-    c.m.inputs.push_back({1, "W", g.w, std::nullopt});
-    if (!conv_bias(c, y[1])) {
-        return false;
-    }
-    c.m.outputs.push_back({0, "Y", y, y});
-    return true;
+    return conv_kernel(c, g, "onnx_convtranspose", begin, dtype, y);
 }
 
 // BatchNormalization per channel (ONNX's dimension 1). In training mode (training_mode 1,
