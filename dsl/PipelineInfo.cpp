@@ -5,6 +5,7 @@
 #include "dsl/HalidePipeline.h"
 #include "npu_target/common/Error.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -42,8 +43,18 @@ const TensorInfo *PipelineInfo::find_input(const std::string &name) const {
 
 namespace {
 
-// Halide numbers repeated names per process ("acc$3"); users see the generator's name.
-std::string plain_name(const std::string &n) { return n.substr(0, n.find('$')); }
+// Halide numbers repeated names per process ("acc$3"); users see the generator's name. A
+// multi-dimensional RDom's variables keep their own names ("r$x", "r$y"), as schedules name them.
+std::string plain_name(const std::string &n) {
+    std::string s = n;
+    for (size_t d = s.rfind('$'); d != std::string::npos && d + 1 < s.size(); d = s.rfind('$')) {
+        if (s.find_first_not_of("0123456789", d + 1) != std::string::npos) {
+            break;
+        }
+        s.erase(d);
+    }
+    return s;
+}
 
 std::string type_name(const Type &t) {
     std::string base = t.is_float() ? "float" : t.is_uint() ? (t.bits() == 1 ? "bool" : "uint") : "int";
@@ -76,6 +87,32 @@ std::pair<std::string, int64_t> var_plus_const(const Expr &e0) {
     return {"", 0};
 }
 
+// The variables of `v1 + v2 + ... (+ c)`, every coefficient 1, sorted; otherwise empty.
+std::vector<std::string> unit_sum(const Expr &e0) {
+    std::vector<std::string> vars;
+    std::function<bool(const Expr &)> walk = [&](const Expr &e) {
+        if (const auto *v = e.as<Variable>()) {
+            vars.push_back(plain_name(v->name));
+            return true;
+        }
+        if (e.as<IntImm>()) {
+            return true;
+        }
+        if (const auto *add = e.as<Add>()) {
+            return walk(add->a) && walk(add->b);
+        }
+        if (const auto *sub = e.as<Sub>()) {
+            return walk(sub->a) && sub->b.as<IntImm>() != nullptr;
+        }
+        return false;
+    };
+    if (!walk(simplify(e0))) {
+        return {};
+    }
+    std::sort(vars.begin(), vars.end());
+    return vars;
+}
+
 class Reads : public IRGraphVisitor {
 public:
     // callee (Halide name or parameter name) -> merged load; `is_param` when an Image call.
@@ -101,9 +138,16 @@ public:
             l.index_var.resize(c->args.size());
             l.min_offset.assign(c->args.size(), 0);
             l.max_offset.assign(c->args.size(), 0);
+            l.index_sum.resize(c->args.size());
         }
         for (size_t i = 0; i < c->args.size() && i < l.index_var.size(); i++) {
             auto [v, off] = var_plus_const(c->args[i]);
+            std::vector<std::string> sum = unit_sum(c->args[i]);
+            if (first) {
+                l.index_sum[i] = sum;
+            } else if (l.index_sum[i] != sum) {
+                l.index_sum[i].clear();
+            }
             if (first) {
                 l.index_var[i] = v;
                 l.min_offset[i] = l.max_offset[i] = off;

@@ -25,6 +25,10 @@ struct LoadInfo {
      * follows, "" when it is not one variable plus a constant. */
     std::vector<std::string> index_var;
     std::vector<int64_t> min_offset, max_offset; // per dimension, over every read
+    /** Per dimension: the variables of an index that is a sum of variables with coefficient 1
+     * plus a constant (a stride-1 convolution's x + r.x), sorted; empty when it is anything
+     * else or differs between reads. A one-variable index has its one name here too. */
+    std::vector<std::vector<std::string>> index_sum;
 };
 
 struct DefInfo {

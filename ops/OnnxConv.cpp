@@ -151,10 +151,9 @@ public:
         for (auto [j, S] : masked) {
             v = tessel::ops::zero_outside(v, sp[j], pd[onnx_sp(j)], S, t, std::to_string(j));
         }
+        // Unpadded, the product reads X itself: an operand the matrix form can stage.
         if (padded) {
             xp(xv) = v;
-        } else {
-            xp(xv) = (*X)(xv);
         }
         Region red;
         for (int j = 0; j < sr; j++) {
@@ -178,12 +177,14 @@ public:
         xi.push_back(n);
         wi.push_back(rc);
         wi.push_back(m);
-        acc(yv) = bias ? cast(at, (*B)(m)) : cast(at, 0);
-        acc(yv) += cast(at, xp(xi)) * cast(at, (*Wt)(wi));
-        if (at == t) {
+        // The bias is an epilogue (Func epi), not the accumulator's initial value: the matrix
+        // unit's accumulator starts at 0, and the output stays a plain copy of its last stage.
+        acc(yv) = cast(at, 0);
+        acc(yv) += cast(at, padded ? xp(xi) : (*X)(xi)) * cast(at, (*Wt)(wi));
+        if (at == t && !bias) {
             (*Y)(yv) = acc(yv);
         } else {
-            epi(yv) = cast(t, acc(yv));
+            epi(yv) = cast(t, bias ? acc(yv) + cast(at, (*B)(m)) : acc(yv));
             (*Y)(yv) = epi(yv);
         }
         X->set_estimates(region_of(xs));

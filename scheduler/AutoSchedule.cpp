@@ -1,6 +1,7 @@
 // The automatic NPU scheduler (scheduler/AutoSchedule.h): a schedule from the
 // pipeline's structure and the ArchSpec, no measurement.
 #include "scheduler/AutoSchedule.h"
+#include "scheduler/AutoScheduleParts.h"
 
 #include "dsl/Compile.h"
 #include "npu_target/common/Error.h"
@@ -15,7 +16,7 @@
 
 namespace tessel {
 
-namespace {
+namespace autosched {
 
 int64_t floor_pow2(int64_t v) {
     int64_t p = 1;
@@ -135,6 +136,69 @@ const LoadInfo *copy_source(const FuncInfo &out) {
     return &l;
 }
 
+std::vector<int64_t> tile_sizes(int64_t unit, int64_t extent) {
+    std::vector<int64_t> v;
+    for (int64_t s = std::max<int64_t>(unit, 1); s <= extent && s <= 4096; s *= 2) {
+        if (extent % s == 0) {
+            v.push_back(s);
+        }
+    }
+    if (v.empty()) {
+        v.push_back(extent);
+    }
+    return v;
+}
+
+bool matrix_levels(const ArchSpec &arch, DType dtype, const std::string &acc, MatrixLevels &ml,
+                   std::string &why) {
+    ml.sh = arch.matrix.shapes.at(dtype);
+    ml.in_b = dtype_bytes(dtype);
+    ml.acc_b = dtype_bytes(arch.matrix.accumulators.count(dtype) ? arch.matrix.accumulators.at(dtype)
+                                                                 : DType::FP32);
+    ml.la = arch.matrix.a_level;
+    ml.lb = arch.matrix.b_level;
+    ml.lc = arch.matrix.c_level;
+    ml.pa = path_from_gm(arch, ml.la, true);
+    ml.pb = path_from_gm(arch, ml.lb, true);
+    if (ml.pa.empty() || ml.pb.empty()) {
+        why = "Func " + acc + ": no DMA path from GM to the matrix operand levels " + ml.la + "/" +
+              ml.lb;
+        return false;
+    }
+    return true;
+}
+
+int MatrixLevels::operand_buffers(const ArchSpec &arch, int64_t tm, int64_t tn, int64_t tk) const {
+    const uint64_t a_bytes = 2 * uint64_t(tm * tk * in_b), b_bytes = 2 * uint64_t(tk * tn * in_b);
+    const bool fits = la == lb ? a_bytes + b_bytes <= level_size(arch, la)
+                               : a_bytes <= level_size(arch, la) && b_bytes <= level_size(arch, lb);
+    const uint64_t c = uint64_t(tm * tn * acc_b);
+    return !fits ? 0 : 2 * c <= level_size(arch, lc) ? 2 : c <= level_size(arch, lc) ? 1 : 0;
+}
+
+void accumulate_and_tensorize(const std::string &acc, const std::string &level, int buffers,
+                              AutoSchedule &r) {
+    Directive ai = make(acc + "_" + level, DirectiveKind::AccumulateIn, acc);
+    ai.level = level;
+    ai.buffers = buffers;
+    r.spec.directives.push_back(ai);
+    Directive tz = make("mmad", DirectiveKind::Tensorize, acc);
+    tz.stage = 0;
+    tz.unit = "matrix";
+    r.spec.directives.push_back(tz);
+}
+
+std::string TileChoice::no_fit(const std::string &acc, const MatrixShape &sh) {
+    return "Func " + acc + ": no tile of the " + std::to_string(sh.m0) + "x" + std::to_string(sh.k0) +
+           "x" + std::to_string(sh.n0) + " fractal fits the operand levels double-buffered";
+}
+
+} // namespace autosched
+
+namespace {
+
+using namespace autosched;
+
 struct MatrixMatch {
     const FuncInfo *acc = nullptr;
     const FuncInfo *out = nullptr;
@@ -151,7 +215,10 @@ std::optional<MatrixMatch> match_matrix(const PipelineInfo &p, const ArchSpec &a
             continue;
         }
         const DefInfo &u = f.updates[0];
-        if (u.rvars.size() != 1 || f.vars.size() < 2) {
+        if (u.rvars.size() > 1) {
+            continue; // the convolution form's (scheduler/ConvMatrixForm.cpp), which said why
+        }
+        if (f.vars.size() < 2) {
             why.push_back("Func " + f.name + ": a sum of products over " +
                           std::to_string(u.rvars.size()) + " reduction variables and " +
                           std::to_string(f.vars.size()) +
@@ -225,32 +292,18 @@ bool matrix_form(const PipelineInfo &p, const ArchSpec &arch, const MatrixMatch 
                              m.k + " " + std::to_string(K) + "); not mapped");
         return false;
     }
-    const MatrixShape sh = arch.matrix.shapes.at(m.dtype);
-    const int in_b = dtype_bytes(m.dtype);
-    const DType acc_t = arch.matrix.accumulators.count(m.dtype)
-                            ? arch.matrix.accumulators.at(m.dtype)
-                            : DType::FP32;
-    const int acc_b = dtype_bytes(acc_t);
-    const std::string la = arch.matrix.a_level, lb = arch.matrix.b_level, lc = arch.matrix.c_level;
-    const auto pa = path_from_gm(arch, la, true), pb = path_from_gm(arch, lb, true);
-    if (pa.empty() || pb.empty()) {
-        r.warnings.push_back("Func " + acc.name +
-                             ": no DMA path from GM to the matrix operand levels " + la + "/" + lb);
+    MatrixLevels ml;
+    std::string no;
+    if (!matrix_levels(arch, m.dtype, acc.name, ml, no)) {
+        r.warnings.push_back(no);
         return false;
     }
+    const MatrixShape sh = ml.sh;
+    const int in_b = ml.in_b;
+    const std::string la = ml.la, lb = ml.lb, lc = ml.lc;
+    const auto &pa = ml.pa, &pb = ml.pb;
     // Candidates: multiples of the fractal by powers of two that divide the extent.
-    auto sizes = [](int64_t unit, int64_t extent) {
-        std::vector<int64_t> v;
-        for (int64_t s = std::max<int64_t>(unit, 1); s <= extent && s <= 4096; s *= 2) {
-            if (extent % s == 0) {
-                v.push_back(s);
-            }
-        }
-        if (v.empty()) {
-            v.push_back(extent);
-        }
-        return v;
-    };
+    const auto sizes = tile_sizes;
     const DmaEngine *in_engine = arch.engine_for(gm_name(arch), pa.front());
     const double setup = in_engine ? in_engine->setup_cycles : 0;
     const MemoryLevel *gm = arch.find_level(gm_name(arch));
@@ -267,19 +320,12 @@ bool matrix_form(const PipelineInfo &p, const ArchSpec &arch, const MatrixMatch 
     const std::string sl = pa.size() > 1 ? pa[0] : pb.size() > 1 ? pb[0] : "";
     const DmaEngine *feed = staged ? arch.engine_for(sl, pa.back()) : nullptr;
     const double setup0 = feed ? feed->setup_cycles : 0;
-    double best = std::numeric_limits<double>::infinity();
-    int64_t bm = 0, bn = 0, bk = 0, bk1 = 0;
-    int bc = 1;
+    TileChoice tc;
     for (int64_t tm : sizes(sh.m0, M)) {
         for (int64_t tn : sizes(sh.n0, N)) {
             for (int64_t tk : sizes(sh.k0, K)) {
-                const uint64_t a_bytes = 2 * uint64_t(tm * tk * in_b),
-                               b_bytes = 2 * uint64_t(tk * tn * in_b);
-                bool fits =
-                    la == lb ? a_bytes + b_bytes <= level_size(arch, la)
-                             : a_bytes <= level_size(arch, la) && b_bytes <= level_size(arch, lb);
-                const int cbufs = uint64_t(2 * tm * tn * acc_b) <= level_size(arch, lc) ? 2 : 1;
-                fits = fits && uint64_t(cbufs * tm * tn * acc_b) <= level_size(arch, lc);
+                const int cbufs = ml.operand_buffers(arch, tm, tn, tk);
+                bool fits = cbufs > 0;
                 if (!fits) {
                     continue;
                 }
@@ -307,24 +353,18 @@ bool matrix_form(const PipelineInfo &p, const ArchSpec &arch, const MatrixMatch 
                         std::max(traffic / gm_bw, double(batch) * M * N * K / macs) + drain +
                         tiles * (K / tk1) * 2 * setup +
                         tiles * (K / tk) * (2 * setup0 + arch.matrix.fill_drain_cycles);
-                    if (t < best * 0.999 || (t <= best * 1.001 && tm * tn > bm * bn)) {
-                        best = t;
-                        bm = tm;
-                        bn = tn;
-                        bk = tk;
-                        bk1 = tk1;
-                        bc = cbufs;
-                    }
+                    tc.consider(t, tm, tn, tk, tk1, cbufs);
                 }
             }
         }
     }
-    if (!bm) {
-        r.warnings.push_back("Func " + acc.name + ": no tile of the " + std::to_string(sh.m0) +
-                             "x" + std::to_string(sh.k0) + "x" + std::to_string(sh.n0) +
-                             " fractal fits the operand levels double-buffered");
+    if (!tc.m) {
+        r.warnings.push_back(TileChoice::no_fit(acc.name, sh));
         return false;
     }
+    const double best = tc.best;
+    const int64_t bm = tc.m, bn = tc.n, bk = tc.k, bk1 = tc.k1;
+    const int bc = tc.cbufs;
     const std::string x = out.vars[0], y = out.vars[1];
     Directive tile = make("tile_" + out.name, DirectiveKind::Tile, out.name);
     tile.vars = {x, y, x + "o", y + "o", x + "i", y + "i"};
@@ -366,14 +406,7 @@ bool matrix_form(const PipelineInfo &p, const ArchSpec &arch, const MatrixMatch 
                                                   operand ? inner_loop : m.k + "o", 2));
         }
     }
-    Directive ai = make(acc.name + "_" + lc, DirectiveKind::AccumulateIn, acc.name);
-    ai.level = lc;
-    ai.buffers = bc;
-    r.spec.directives.push_back(ai);
-    Directive tz = make("mmad", DirectiveKind::Tensorize, acc.name);
-    tz.stage = 0;
-    tz.unit = "matrix";
-    r.spec.directives.push_back(tz);
+    accumulate_and_tensorize(acc.name, lc, bc, r);
     std::ostringstream os;
     os << "matrix form: " << acc.name << " = " << m.a << " x " << m.b << " (" << dtype_name(m.dtype)
        << ", " << (batch > 1 ? std::to_string(batch) + " x " : std::string()) << M << "x" << N
@@ -869,6 +902,19 @@ AutoSchedule auto_schedule(const PipelineInfo &p, const ArchSpec &arch,
     AutoSchedule r;
     r.form = "none";
     std::vector<std::string> why;
+    {
+        AutoSchedule c = r;
+        std::string acc;
+        if (conv_matrix_form(p, arch, c, why, acc)) {
+            const Refusal refused =
+                arch_ref.empty() ? Refusal{} : check_compile(p, arch_ref, c.spec);
+            if (refused.other.empty()) {
+                return c;
+            }
+            why.push_back("Func " + acc + ": the convolution form does not compile (" +
+                          refused.other.substr(0, 160) + ")");
+        }
+    }
     if (auto m = match_matrix(p, arch, why)) {
         const AutoSchedule before = r;
         if (matrix_form(p, arch, *m, r)) {

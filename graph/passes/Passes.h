@@ -47,6 +47,11 @@ void mark_views(Graph &g);
  * one kernel; its intermediates never go to GM. (FuseEpilogues.cpp) */
 void fuse_epilogues(Graph &g);
 
+/** A stride-1, dilation-1, group-1 float Conv with padding becomes Pad (zeros) then the
+ * unpadded Conv, whose input the matrix unit's convolution form can stage directly.
+ * (SplitConvPadding.cpp) */
+void split_conv_padding(Graph &g);
+
 struct GraphPass {
     const char *name;   // as --dump-after names it
     const char *what;   // one line for --help and docs

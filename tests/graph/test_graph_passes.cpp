@@ -192,6 +192,31 @@ TEST(FuseEpilogues, ATensorReadTwiceEndsTheGroup) {
     EXPECT_TRUE(g.groups.empty());
 }
 
+TEST(SplitConvPadding, APaddedStrideOneConvBecomesPadThenAnUnpaddedConv) {
+    ModelBuilder b;
+    b.input("x", {1, 2, 4, 5}).output("y", 4).output("z", 4);
+    b.init("W", {2, 2, 3, 3}, std::vector<float>(36, 1.0f));
+    ModelBuilder::attr(b.node("Conv", {"x", "W"}, {"y"}, "conv"), "pads", std::vector<int64_t>{1, 2, 1, 0});
+    auto &strided = b.node("Conv", {"x", "W"}, {"z"}, "strided"); // strided: left alone
+    ModelBuilder::attr(strided, "pads", std::vector<int64_t>{1, 1, 1, 1});
+    ModelBuilder::attr(strided, "strides", std::vector<int64_t>{2, 2});
+    Graph g = load(b, "conv_pads.onnx");
+    split_conv_padding(g);
+    ASSERT_EQ(ops(g), (std::vector<std::string>{"Pad", "Conv", "Conv"}));
+    const GraphNode &pad = g.nodes[0], &conv = g.nodes[1];
+    EXPECT_EQ(pad.inputs[0], "x");
+    ASSERT_EQ(pad.inputs.size(), 2u); // opset 13: pads is an input
+    const GraphTensor &pads = g.tensor(pad.inputs[1]);
+    ASSERT_TRUE(pads.value);
+    EXPECT_EQ(*float_values(*pads.value), (std::vector<double>{0, 0, 1, 2, 0, 0, 1, 0}));
+    EXPECT_EQ(g.tensor(pad.outputs[0]).dims, (std::vector<int64_t>{1, 2, 6, 7}));
+    EXPECT_EQ(conv.inputs[0], pad.outputs[0]);
+    EXPECT_EQ(conv.attribute("pads"), nullptr);
+    EXPECT_EQ(g.tensor("y").dims, (std::vector<int64_t>{1, 2, 4, 5})); // the Conv's output is unchanged
+    EXPECT_NE(g.nodes[2].attribute("pads"), nullptr);
+    EXPECT_EQ(g.nodes[2].inputs[0], "x");
+}
+
 TEST(GraphPasses, RunInOrderAndPrintAfterEach) {
     Graph g = load(tessel::test::shape_chain(), "chain2.onnx");
     std::vector<std::string> names;
@@ -201,8 +226,9 @@ TEST(GraphPasses, RunInOrderAndPrintAfterEach) {
         dumps += print_graph(after, pass);
     });
     EXPECT_EQ(names, (std::vector<std::string>{"fold-constants", "eliminate-dead-nodes", "fold-batchnorm", "views",
-                                               "fuse-epilogues"}));
-    EXPECT_EQ(graph_pass_names(), "fold-constants, eliminate-dead-nodes, fold-batchnorm, views, fuse-epilogues");
+                                               "split-conv-padding", "fuse-epilogues"}));
+    EXPECT_EQ(graph_pass_names(),
+              "fold-constants, eliminate-dead-nodes, fold-batchnorm, views, split-conv-padding, fuse-epilogues");
     EXPECT_NE(dumps.find("== graph after fold-constants: 2 nodes (0 views"), std::string::npos) << dumps;
     EXPECT_NE(dumps.find("== graph after views: 2 nodes (1 views"), std::string::npos) << dumps;
     EXPECT_NE(dumps.find("flatten: Reshape(x, shape const int64[2]) -> r float32[2x12]  [view of x]"),

@@ -1,0 +1,138 @@
+// Conv padding as its own node (graph/passes/Passes.h). A stride-1, dilation-1, group-1 float
+// Conv with non-zero pads becomes Pad (constant 0, the same pads on the spatial dimensions)
+// followed by the same Conv without pads: the unpadded Conv's input is a tensor the kernel can
+// stage directly, which is what lets the automatic scheduler put it on the matrix unit
+// (scheduler/ConvMatrixForm.cpp: per tap, a tile of weights times a row of input). The price
+// is the padded copy's round trip through GM, the Pad kernel's; a DMA that pads as it loads
+// would remove it (not modelled yet). Other Convs are left alone: their window is strided,
+// dilated or grouped, which the convolution form does not take.
+#include "graph/passes/Passes.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace tessel::graph {
+
+namespace {
+
+bool all_one(const GraphNode &n, const char *attr) {
+    if (const OnnxAttribute *a = n.attribute(attr)) {
+        for (int64_t v : a->ints) {
+            if (v != 1) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+// The Conv's pads (begin per spatial dimension, then end), auto_pad resolved; empty when
+// they cannot be known here.
+std::vector<int64_t> conv_pads(const GraphNode &n, const GraphTensor &x, const GraphTensor &w) {
+    const size_t sr = x.dims.size() - 2;
+    const OnnxAttribute *ap = n.attribute("auto_pad");
+    const std::string mode = ap ? ap->s : "NOTSET";
+    std::vector<int64_t> pads(2 * sr, 0);
+    if (mode == "NOTSET") {
+        if (const OnnxAttribute *a = n.attribute("pads")) {
+            if (a->ints.size() != 2 * sr) {
+                return {};
+            }
+            pads = a->ints;
+        }
+    } else if (mode == "SAME_UPPER" || mode == "SAME_LOWER") {
+        for (size_t i = 0; i < sr; i++) {
+            const int64_t total = std::max<int64_t>(0, w.dims[2 + i] - 1); // stride 1: out = in
+            const int64_t small = total / 2;
+            pads[i] = mode == "SAME_UPPER" ? small : total - small;
+            pads[sr + i] = total - pads[i];
+        }
+    } else if (mode != "VALID") {
+        return {};
+    }
+    return pads;
+}
+
+} // namespace
+
+void split_conv_padding(Graph &g) {
+    bool changed = false;
+    std::vector<GraphNode> nodes;
+    for (GraphNode &n : g.nodes) {
+        if (n.op_type != "Conv" || !n.domain.empty() || n.inputs.size() < 2 ||
+            n.int_attr("group", 1) != 1 || !all_one(n, "strides") || !all_one(n, "dilations")) {
+            nodes.push_back(std::move(n));
+            continue;
+        }
+        const GraphTensor &x = g.tensor(n.inputs[0]), &w = g.tensor(n.inputs[1]);
+        std::vector<int64_t> pads;
+        if (x.type == ElemType::Float32 && x.dims.size() >= 3 && w.dims.size() == x.dims.size()) {
+            pads = conv_pads(n, x, w);
+        }
+        bool any = false;
+        for (int64_t p : pads) {
+            any = any || p != 0;
+        }
+        if (!any || std::count_if(pads.begin(), pads.end(), [](int64_t p) { return p < 0; })) {
+            nodes.push_back(std::move(n));
+            continue;
+        }
+        const size_t r = x.dims.size(), sr = r - 2;
+        // ONNX Pad's pads: every dimension's begin, then every end (N and C: 0).
+        std::vector<int64_t> all(2 * r, 0);
+        GraphTensor padded;
+        padded.name = g.fresh_name(n.inputs[0] + ".padded");
+        padded.type = x.type;
+        padded.dims = x.dims;
+        for (size_t i = 0; i < sr; i++) {
+            all[2 + i] = pads[i];
+            all[r + 2 + i] = pads[sr + i];
+            padded.dims[2 + i] += pads[i] + pads[sr + i];
+        }
+        GraphNode pad;
+        pad.name = g.fresh_name(n.name + ".pad");
+        pad.op_type = "Pad";
+        pad.inputs = {n.inputs[0]};
+        pad.outputs = {padded.name};
+        if (g.opset >= 11) {
+            GraphTensor pt;
+            pt.name = g.fresh_name(n.name + ".pads");
+            pt.type = ElemType::Int64;
+            pt.dims = {int64_t(all.size())};
+            FileTensor v;
+            v.name = pt.name;
+            v.type = ElemType::Int64;
+            v.dims = pt.dims;
+            v.data.resize(all.size() * sizeof(int64_t));
+            std::memcpy(v.data.data(), all.data(), v.data.size());
+            pt.value = std::move(v);
+            pad.inputs.push_back(pt.name);
+            g.tensors[pt.name] = std::move(pt);
+        } else {
+            OnnxAttribute a;
+            a.name = "pads";
+            a.kind = OnnxAttribute::Ints;
+            a.type_name = "INTS";
+            a.ints = all;
+            pad.attributes.push_back(a);
+        }
+        n.inputs[0] = padded.name;
+        g.tensors[padded.name] = std::move(padded);
+        std::vector<OnnxAttribute> attrs;
+        for (const OnnxAttribute &a : n.attributes) {
+            if (a.name != "auto_pad" && a.name != "pads") {
+                attrs.push_back(a);
+            }
+        }
+        n.attributes = std::move(attrs);
+        nodes.push_back(std::move(pad));
+        nodes.push_back(std::move(n));
+        changed = true;
+    }
+    g.nodes = std::move(nodes);
+    if (changed) {
+        g.relink();
+    }
+}
+
+} // namespace tessel::graph
