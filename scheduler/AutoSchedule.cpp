@@ -202,6 +202,7 @@ using namespace autosched;
 struct MatrixMatch {
     const FuncInfo *acc = nullptr;
     const FuncInfo *out = nullptr;
+    MatrixOutput mo; // the output, and the epilogue between (if any)
     std::string a, b, k; // the operand inputs (a indexed by the output's rows) and the reduction
     DType dtype = DType::FP16;
 };
@@ -258,13 +259,15 @@ std::optional<MatrixMatch> match_matrix(const PipelineInfo &p, const ArchSpec &a
         m.a = reads_row(u.mul_a) ? u.mul_a : u.mul_b;
         m.b = m.a == u.mul_a ? u.mul_b : u.mul_a;
         m.dtype = ta->dtype;
-        for (const auto &o : p.funcs) {
-            if (o.is_output && std::count(f.consumers.begin(), f.consumers.end(), o.name)) {
-                m.out = &o;
-            }
+        std::string no;
+        m.mo = find_matrix_output(p, f, no);
+        m.out = m.mo.out;
+        if (!m.out) {
+            why.push_back(no);
+            continue;
         }
-        if (!m.out || m.out->vars.size() != f.vars.size()) {
-            why.push_back("Func " + f.name + ": no output of its rank reads it directly");
+        if (m.mo.epi && !epilogue_possible(arch, no)) {
+            why.push_back("Func " + f.name + ": " + no);
             continue;
         }
         return m;
@@ -325,8 +328,7 @@ bool matrix_form(const PipelineInfo &p, const ArchSpec &arch, const MatrixMatch 
         for (int64_t tn : sizes(sh.n0, N)) {
             for (int64_t tk : sizes(sh.k0, K)) {
                 const int cbufs = ml.operand_buffers(arch, tm, tn, tk);
-                bool fits = cbufs > 0;
-                if (!fits) {
+                if (cbufs == 0 || !epilogue_fits(arch, m.mo, tm, tn, ml.acc_b)) {
                     continue;
                 }
                 for (int64_t tk1 = tk; tk1 <= K; tk1 *= 2) {
@@ -424,13 +426,11 @@ bool matrix_form(const PipelineInfo &p, const ArchSpec &arch, const MatrixMatch 
     os << " (2 buffers each), the accumulator in " << lc << " (" << bc << " buffer"
        << (bc > 1 ? "s" : "") << "); estimate " << static_cast<int64_t>(best) << " cycles";
     r.notes.push_back(os.str());
-    if (!copy_source(out)) {
-        r.warnings.push_back(
-            "Func " + out.name + ": computes from " + acc.name +
-            " (not a plain copy): its arithmetic is left to the default placement");
+    if (m.mo.epi) {
+        epilogue_directives(p, arch, acc, m.mo, x + "o", bn, r);
     }
     for (const auto &f : p.funcs) {
-        if (&f != &acc && &f != &out) {
+        if (&f != &acc && &f != &out && &f != m.mo.epi) {
             r.warnings.push_back("Func " + f.name +
                                  ": not part of the matrix form; left to the default placement");
         }

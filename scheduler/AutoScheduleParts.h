@@ -82,6 +82,9 @@ MatrixOutput find_matrix_output(const PipelineInfo &p, const FuncInfo &acc, std:
 /** Whether the epilogue can run on the vector unit next to the matrix unit's accumulator
  * level (an edge from it to the vector level); the reason when not. */
 bool epilogue_possible(const ArchSpec &arch, std::string &why);
+/** Whether a tm x tn accumulator tile's epilogue fits the vector level: the accumulator's copy
+ * (2 buffers), the epilogue's result and its inputs staged once (true without an epilogue). */
+bool epilogue_fits(const ArchSpec &arch, const MatrixOutput &mo, int64_t tm, int64_t tn, int acc_b);
 /** The epilogue's directives: computed at `at_loop` of the output, vectorised over its
  * innermost dimension (`lanes` wide), the accumulator tile copied to the vector level and the
  * epilogue's other inputs staged there (once when small, else per tile). */

@@ -36,6 +36,7 @@ struct ConvMatch {
     std::vector<std::string> outer; // the accumulator's other pure variables, innermost first
     DType dtype = DType::FP32;
     int64_t M = 0, N = 0, K = 0, taps_n = 1, outer_n = 1;
+    int64_t window_elems = 0; // what one output row reads of the window operand (every tap)
 };
 
 const LoadInfo *load_of(const DefInfo &u, const std::string &callee) {
@@ -192,6 +193,20 @@ std::string match_one(const PipelineInfo &p, const ArchSpec &arch, const FuncInf
         }
     }
     m.dtype = ta->dtype;
+    // One output row's window: the row plus the taps' halo along the pixel, every tap along the
+    // dimensions a tap moves (the row loop fixes their pure variable), all channels.
+    auto tap_extent = [&](const std::vector<std::string> &vars) {
+        for (size_t r = 0; r < u.rvars.size(); r++) {
+            if (u.rvars[r] != m.k && std::count(vars.begin(), vars.end(), u.rvars[r])) {
+                return u.rvar_extents[r];
+            }
+        }
+        return int64_t(1);
+    };
+    m.window_elems = m.N + tap_extent(lb->index_sum[0]) - 1;
+    for (size_t d = 1; d < lb->index_sum.size(); d++) {
+        m.window_elems *= static_cast<int>(d) == kb ? m.K : tap_extent(lb->index_sum[d]);
+    }
     return "";
 }
 
@@ -250,18 +265,23 @@ bool conv_matrix_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule 
     const DmaEngine *feed = arch.engine_for(pa.size() > 1 ? pa[0] : gm_name(arch), pa.back());
     const double setup = feed ? feed->setup_cycles : 0;
     const double macs = std::max<int64_t>(arch.matrix.macs_per_cycle(m.dtype), 1);
-    const uint64_t vl_size = m.mo.epi ? level_size(arch, arch.vector.level) : 0;
+    // The staging level (ascend-like L1) holds the window's rows (2 buffers) and the weights:
+    // all of them once when they fit beside the rows in half of it, else a chunk per tile.
+    const TensorInfo *ta = p.find_input(m.a);
+    const uint64_t a_total = uint64_t(product(ta->shape, 0, ta->shape.size())) * in_b;
+    const std::string sl = pa.size() > 1 ? pa[0] : "";
+    const uint64_t sl_size = sl.empty() ? 0 : level_size(arch, sl);
+    const uint64_t b_rows = pb.size() > 1 && pb[0] == sl ? 2 * uint64_t(m.window_elems) * in_b : 0;
+    const bool a_root = !sl.empty() && 2 * a_total <= sl_size && a_total + b_rows <= sl_size;
     TileChoice tc;
     for (int64_t tm : tile_sizes(sh.m0, m.M)) {
         for (int64_t tn : tile_sizes(sh.n0, m.N)) {
             for (int64_t tk : tile_sizes(sh.k0, m.K)) {
                 const int cbufs = ml.operand_buffers(arch, tm, tn, tk);
                 bool fits = cbufs > 0;
-                // The epilogue's tile: the accumulator's copy (2 buffers) and its own result.
-                fits = fits && (!m.mo.epi ||
-                                3 * uint64_t(tm * tn * acc_b) +
-                                        std::min<uint64_t>(m.mo.epi_input_bytes, vl_size / 8) <=
-                                    vl_size);
+                fits = fits && epilogue_fits(arch, m.mo, tm, tn, acc_b);
+                const uint64_t a_chunk = 2 * uint64_t(tm * tk * m.taps_n) * in_b;
+                fits = fits && (sl.empty() || a_root || a_chunk + b_rows <= sl_size);
                 if (!fits) {
                     continue;
                 }
@@ -321,11 +341,9 @@ bool conv_matrix_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule 
     // The weights: through the staging level once when they fit in half of it, else per chunk
     // (per tile without chunks); the window: per output row (the accumulator's first outer
     // loop), every tap's rows at once.
-    const TensorInfo *ta = p.find_input(m.a);
-    const uint64_t a_total = uint64_t(product(ta->shape, 0, ta->shape.size())) * in_b;
     std::string a_where = "per tap";
     if (pa.size() > 1) {
-        const bool root = a_total * 2 <= level_size(arch, pa[0]);
+        const bool root = a_root;
         a_where = root ? "once" : chunks ? "per chunk" : "per tile";
         r.spec.directives.push_back(
             root     ? stage_dir("stage_" + m.a + "_" + pa[0], m.a, pa[0], out.name, "root", 1)

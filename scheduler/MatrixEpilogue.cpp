@@ -95,6 +95,15 @@ bool epilogue_possible(const ArchSpec &arch, std::string &why) {
     return true;
 }
 
+bool epilogue_fits(const ArchSpec &arch, const MatrixOutput &mo, int64_t tm, int64_t tn,
+                   int acc_b) {
+    if (!mo.epi) {
+        return true;
+    }
+    const uint64_t vl = level_size(arch, arch.vector.level);
+    return 3 * uint64_t(tm * tn * acc_b) + std::min<uint64_t>(mo.epi_input_bytes, vl / 8) <= vl;
+}
+
 void epilogue_directives(const PipelineInfo &p, const ArchSpec &arch, const FuncInfo &acc,
                          const MatrixOutput &mo, const std::string &at_loop, int64_t lanes,
                          AutoSchedule &r) {
