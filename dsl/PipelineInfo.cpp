@@ -225,6 +225,7 @@ PipelineInfo describe_pipeline(const std::string &generator, const ParamMap &giv
         }
         for (const auto &a : d.args()) {
             a.accept(&r);
+            di.lhs_var.push_back(var_plus_const(a).first);
         }
         for (auto &[callee, l] : r.loads) {
             if (r.is_param[callee]) {

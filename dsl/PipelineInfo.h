@@ -39,6 +39,10 @@ struct DefInfo {
      * (or a contraction) candidate; mul_a / mul_b name them. */
     bool sum_of_products = false;
     std::string mul_a, mul_b;
+    /** Per dimension of the Func: the variable (pure or reduction) the definition writes at,
+     * plus a constant ("" otherwise). An update whose first reduction variable is one of
+     * these writes a different element at each step (a copy into a region, not a reduction). */
+    std::vector<std::string> lhs_var;
 };
 
 struct FuncInfo {

@@ -8,7 +8,11 @@
 //  - edge: clamp(t - begin, 0, S - 1);
 //  - reflect: u = t - begin, min(max(u, -u), 2 (S - 1) - u) (mirrored about the
 //    first and the last element, which are not repeated; ONNX asks pads < S);
-//  - constant: clamped as edge, then 0 outside the input (tessel::ops::zero_outside:
+//  - constant, no pad negative: the constant everywhere (the pure definition), then X
+//    copied into the interior by an update over the padded dimensions (a reduction domain
+//    `p`; the other dimensions stay pure, so a band copies only its part): no clamp and no
+//    mask, a vector fill and a vector copy (scheduler/AutoSchedule's vector form);
+//  - constant with a crop: clamped as edge, then 0 outside the input (tessel::ops::zero_outside:
 //    min/max with per-position 1-D Funcs, exact), plus value * (1 - inside_1(t1) *
 //    inside_2(t2) ...) when value is not 0 (inside_d is 1 inside, 0 outside).
 // The index expressions carry likely(): Halide partitions each row's loop so that
@@ -105,7 +109,40 @@ public:
             Expr cv = cast(t, Expr(c));
             val = val + cv * (cast(t, 1) - all);
         }
-        op(v) = val;
+        bool fill_copy = m == "constant" && !padded.empty();
+        for (int d = 0; d < r; d++) {
+            fill_copy = fill_copy && pb[r - 1 - d] >= 0 && pe[r - 1 - d] >= 0;
+        }
+        if (fill_copy) {
+            // The constant everywhere, then the input copied into the interior: no clamp, no
+            // mask, and a copy that is a plain block transfer.
+            // The reduction covers the padded dimensions only; the others stay pure variables,
+            // so that a band of them copies only its own part.
+            Region box;
+            for (int d = 0; d < r; d++) {
+                const int j = r - 1 - d;
+                if (pb[j] != 0 || pe[j] != 0) {
+                    box.push_back({0, in_shape[j]});
+                }
+            }
+            RDom rx(box, "p");
+            std::vector<Expr> at, from;
+            for (int d = 0, k = 0; d < r; d++) {
+                const int j = r - 1 - d;
+                if (pb[j] != 0 || pe[j] != 0) {
+                    at.push_back(rx[k] + pb[j]);
+                    from.push_back(rx[k]);
+                    k++;
+                } else {
+                    at.push_back(v[d]);
+                    from.push_back(v[d]);
+                }
+            }
+            op(v) = cast(t, Expr(double(value)));
+            op(at) = (*X)(from);
+        } else {
+            op(v) = val;
+        }
         (*Y)(v) = op(v);
         std::vector<int> out_shape;
         for (int j = 0; j < r; j++) {

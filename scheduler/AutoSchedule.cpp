@@ -662,8 +662,10 @@ bool vector_form_output(const PipelineInfo &p, const ArchSpec &arch, AutoSchedul
         const int64_t cap = max_lanes > 0 ? std::min(lanes_cap, max_lanes) : lanes_cap;
         const int64_t pure_extent = f->vars.empty() ? -1 : extent_of(f->vars[0]);
         if (!f->vars.empty()) {
-            const int64_t F = pure_extent > 0
-                                  ? dividing_lanes(pure_extent, cap)
+            // A constant fill (no loads): the whole row at once, whatever its length.
+            const bool fill = f->pure.loads.empty() && pure_extent >= 2 && pure_extent <= cap;
+            const int64_t F = fill               ? pure_extent
+                              : pure_extent > 0 ? dividing_lanes(pure_extent, cap)
                                   : std::min<int64_t>(floor_pow2(flat ? R : oshape.shape[0]), cap);
             if (F >= 2) {
                 vectorize_dir(f->name + "_vec", *f, -1, f->vars[0], F);
@@ -682,7 +684,23 @@ bool vector_form_output(const PipelineInfo &p, const ArchSpec &arch, AutoSchedul
         //    independent rows, each accumulating its own result, with strided loads.
         const DefInfo &u = f->updates.front();
         bool mapped = false;
-        if (f->updates.size() == 1 && u.rvars.size() == 1 && u.rvar_extents[0] > 1) {
+        // Not a reduction but a copy into a region (a constant Pad's interior): each step of
+        // the innermost reduction variable writes its own element; vectorised along it.
+        bool reads_self = false;
+        for (const auto &l : u.loads) {
+            reads_self = reads_self || l.callee == f->name;
+        }
+        if (f->updates.size() == 1 && !reads_self && !u.rvars.empty() && !u.lhs_var.empty() &&
+            u.lhs_var[0] == u.rvars[0] && u.rvar_extents[0] > 1) {
+            const int64_t F = dividing_lanes(u.rvar_extents[0], cap);
+            if (F >= 2) {
+                vectorize_dir(f->name + "_copy_vec", *f, 0, u.rvars[0], F);
+                vec << (vec.tellp() ? ", " : "") << f->name << ".update(0) (a copy) along "
+                    << u.rvars[0] << " by " << F;
+                mapped = true;
+            }
+        }
+        if (!mapped && f->updates.size() == 1 && u.rvars.size() == 1 && u.rvar_extents[0] > 1) {
             bool walks_contiguous = false, only_innermost = true;
             for (const auto &l : u.loads) {
                 if (l.callee == f->name) {
