@@ -140,6 +140,11 @@ public:
             }
             op(v) = cast(t, Expr(double(value)));
             op(at) = (*X)(from);
+            // Without a schedule op is computed once, at root: Halide's default for a Func
+            // with an update is its consumer's innermost loop, where this update (which writes
+            // the whole interior) would need a buffer of a size that is not constant. A
+            // schedule's compute_at replaces this.
+            op.compute_root();
         } else {
             op(v) = val;
         }

@@ -47,6 +47,12 @@ void mark_views(Graph &g);
  * one kernel; its intermediates never go to GM. (FuseEpilogues.cpp) */
 void fuse_epilogues(Graph &g);
 
+/** A strided float Conv (dilation 1, group 1) as a stride-1 Conv and a Slice with the stride as
+ * its step: of the input before a 1x1 unpadded Conv (exact, no extra work), else of the
+ * stride-1 Conv's output (exact, s^2 the multiply-adds). Opset 10 and later.
+ * (StrideOneConvs.cpp) */
+void stride_one_convs(Graph &g);
+
 /** A stride-1, dilation-1, group-1 float Conv with padding becomes Pad (zeros) then the
  * unpadded Conv, whose input the matrix unit's convolution form can stage directly.
  * (SplitConvPadding.cpp) */

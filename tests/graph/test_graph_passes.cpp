@@ -217,6 +217,39 @@ TEST(SplitConvPadding, APaddedStrideOneConvBecomesPadThenAnUnpaddedConv) {
     EXPECT_EQ(g.nodes[2].inputs[0], "x");
 }
 
+TEST(StrideOneConvs, AStridedConvBecomesAStrideOneConvAndASlice) {
+    ModelBuilder b;
+    b.input("x", {1, 2, 8, 8}).output("y", 4).output("z", 4);
+    b.init("W1", {3, 2, 1, 1}, std::vector<float>(6, 1.0f));
+    b.init("W3", {3, 2, 3, 3}, std::vector<float>(54, 1.0f));
+    ModelBuilder::attr(b.node("Conv", {"x", "W1"}, {"y"}, "shortcut"), "strides", std::vector<int64_t>{2, 2});
+    auto &c3 = b.node("Conv", {"x", "W3"}, {"z"}, "conv3");
+    ModelBuilder::attr(c3, "strides", std::vector<int64_t>{2, 2});
+    ModelBuilder::attr(c3, "pads", std::vector<int64_t>{1, 1, 1, 1});
+    Graph g = load(b, "conv_strides.onnx");
+    stride_one_convs(g);
+    // The 1x1 shortcut reads every other pixel: Slice of its input first; the 3x3 runs at
+    // stride 1 (its pads kept) and its output is subsampled.
+    ASSERT_EQ(ops(g), (std::vector<std::string>{"Slice", "Conv", "Conv", "Slice"}));
+    const GraphNode &s1 = g.nodes[0], &short_conv = g.nodes[1], &conv3 = g.nodes[2], &s3 = g.nodes[3];
+    EXPECT_EQ(s1.inputs[0], "x");
+    EXPECT_EQ(g.tensor(s1.outputs[0]).dims, (std::vector<int64_t>{1, 2, 4, 4}));
+    ASSERT_EQ(s1.inputs.size(), 5u);
+    EXPECT_EQ(*float_values(*g.tensor(s1.inputs[2]).value), (std::vector<double>{7, 7})); // ends
+    EXPECT_EQ(*float_values(*g.tensor(s1.inputs[3]).value), (std::vector<double>{2, 3})); // axes
+    EXPECT_EQ(*float_values(*g.tensor(s1.inputs[4]).value), (std::vector<double>{2, 2})); // steps
+    EXPECT_EQ(short_conv.inputs[0], s1.outputs[0]);
+    EXPECT_EQ(short_conv.attribute("strides"), nullptr);
+    EXPECT_EQ(conv3.attribute("strides"), nullptr);
+    ASSERT_NE(conv3.attribute("pads"), nullptr);
+    EXPECT_EQ(conv3.attribute("pads")->ints, (std::vector<int64_t>{1, 1, 1, 1}));
+    EXPECT_EQ(g.tensor(conv3.outputs[0]).dims, (std::vector<int64_t>{1, 3, 8, 8}));
+    EXPECT_EQ(s3.inputs[0], conv3.outputs[0]);
+    EXPECT_EQ(s3.outputs[0], "z");
+    EXPECT_EQ(g.tensor("z").dims, (std::vector<int64_t>{1, 3, 4, 4}));
+    EXPECT_EQ(g.tensor("y").dims, (std::vector<int64_t>{1, 3, 4, 4}));
+}
+
 TEST(GraphPasses, RunInOrderAndPrintAfterEach) {
     Graph g = load(tessel::test::shape_chain(), "chain2.onnx");
     std::vector<std::string> names;
@@ -226,9 +259,10 @@ TEST(GraphPasses, RunInOrderAndPrintAfterEach) {
         dumps += print_graph(after, pass);
     });
     EXPECT_EQ(names, (std::vector<std::string>{"fold-constants", "eliminate-dead-nodes", "fold-batchnorm", "views",
-                                               "split-conv-padding", "fuse-epilogues"}));
+                                               "stride-one-convs", "split-conv-padding", "fuse-epilogues"}));
     EXPECT_EQ(graph_pass_names(),
-              "fold-constants, eliminate-dead-nodes, fold-batchnorm, views, split-conv-padding, fuse-epilogues");
+              "fold-constants, eliminate-dead-nodes, fold-batchnorm, views, stride-one-convs, split-conv-padding, "
+              "fuse-epilogues");
     EXPECT_NE(dumps.find("== graph after fold-constants: 2 nodes (0 views"), std::string::npos) << dumps;
     EXPECT_NE(dumps.find("== graph after views: 2 nodes (1 views"), std::string::npos) << dumps;
     EXPECT_NE(dumps.find("flatten: Reshape(x, shape const int64[2]) -> r float32[2x12]  [view of x]"),

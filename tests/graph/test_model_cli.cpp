@@ -198,6 +198,26 @@ TEST(ModelCli, PyTorchExportRunsAndMatchesPyTorch) {
     EXPECT_NE(r.out.find("\nPASS " + model + ": 10 kernels"), std::string::npos) << r.out;
 }
 
+// The ONNX backend suite's strided and padded Convs as models: the graph passes rewrite them
+// (stride-one-convs: a stride-1 Conv and a Slice; split-conv-padding: a Pad first) and the
+// result still equals ONNX's expected output.
+TEST(ModelCli, RewrittenConvsStillMatchOnnx) {
+    const std::string node = "/usr/include/onnx/backend/test/data/node/";
+    struct Case {
+        std::string test, kernels;
+    };
+    for (const Case &c : std::vector<Case>{{"test_conv_with_strides_padding", "3 kernels"},
+                                          {"test_conv_with_strides_no_padding", "2 kernels"},
+                                          {"test_conv_with_strides_and_asymmetric_padding", "3 kernels"},
+                                          {"test_basic_conv_with_padding", "2 kernels"}}) {
+        SCOPED_TRACE(c.test);
+        CliResult r = tessel_cli("model run " + node + c.test + "/model.onnx --data " + node + c.test +
+                                 "/test_data_set_0");
+        EXPECT_EQ(r.code, 0) << r.out << r.err;
+        EXPECT_NE(r.out.find("\nPASS " + node + c.test + "/model.onnx: " + c.kernels), std::string::npos) << r.out;
+    }
+}
+
 // An ONNX function body from the backend suite (LayerNormalization expanded: 22 nodes, three
 // outputs) against ONNX's expected outputs.
 TEST(ModelCli, OnnxSuiteExpandedLayerNormMatches) {
