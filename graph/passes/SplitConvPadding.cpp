@@ -7,9 +7,9 @@
 // would remove it (not modelled yet). Other Convs are left alone: their window is strided,
 // dilated or grouped, which the convolution form does not take.
 #include "graph/passes/Passes.h"
+#include "graph/passes/Rewrite.h"
 
 #include <algorithm>
-#include <cstring>
 
 namespace tessel::graph {
 
@@ -56,26 +56,20 @@ std::vector<int64_t> conv_pads(const GraphNode &n, const GraphTensor &x, const G
 } // namespace
 
 void split_conv_padding(Graph &g) {
-    bool changed = false;
-    std::vector<GraphNode> nodes;
-    for (GraphNode &n : g.nodes) {
+    replace_nodes(g, [&](GraphNode &n, std::vector<GraphNode> &out) {
         if (n.op_type != "Conv" || !n.domain.empty() || n.inputs.size() < 2 ||
             n.int_attr("group", 1) != 1 || !all_one(n, "strides") || !all_one(n, "dilations")) {
-            nodes.push_back(std::move(n));
-            continue;
+            return false;
         }
         const GraphTensor &x = g.tensor(n.inputs[0]), &w = g.tensor(n.inputs[1]);
         std::vector<int64_t> pads;
         if (x.type == ElemType::Float32 && x.dims.size() >= 3 && w.dims.size() == x.dims.size()) {
             pads = conv_pads(n, x, w);
         }
-        bool any = false;
-        for (int64_t p : pads) {
-            any = any || p != 0;
-        }
+        const bool any =
+            std::count_if(pads.begin(), pads.end(), [](int64_t p) { return p != 0; }) > 0;
         if (!any || std::count_if(pads.begin(), pads.end(), [](int64_t p) { return p < 0; })) {
-            nodes.push_back(std::move(n));
-            continue;
+            return false;
         }
         const size_t r = x.dims.size(), sr = r - 2;
         // ONNX Pad's pads: every dimension's begin, then every end (N and C: 0).
@@ -95,19 +89,7 @@ void split_conv_padding(Graph &g) {
         pad.inputs = {n.inputs[0]};
         pad.outputs = {padded.name};
         if (g.opset >= 11) {
-            GraphTensor pt;
-            pt.name = g.fresh_name(n.name + ".pads");
-            pt.type = ElemType::Int64;
-            pt.dims = {int64_t(all.size())};
-            FileTensor v;
-            v.name = pt.name;
-            v.type = ElemType::Int64;
-            v.dims = pt.dims;
-            v.data.resize(all.size() * sizeof(int64_t));
-            std::memcpy(v.data.data(), all.data(), v.data.size());
-            pt.value = std::move(v);
-            pad.inputs.push_back(pt.name);
-            g.tensors[pt.name] = std::move(pt);
+            pad.inputs.push_back(add_int64_constant(g, n.name + ".pads", all));
         } else {
             OnnxAttribute a;
             a.name = "pads";
@@ -118,21 +100,11 @@ void split_conv_padding(Graph &g) {
         }
         n.inputs[0] = padded.name;
         g.tensors[padded.name] = std::move(padded);
-        std::vector<OnnxAttribute> attrs;
-        for (const OnnxAttribute &a : n.attributes) {
-            if (a.name != "auto_pad" && a.name != "pads") {
-                attrs.push_back(a);
-            }
-        }
-        n.attributes = std::move(attrs);
-        nodes.push_back(std::move(pad));
-        nodes.push_back(std::move(n));
-        changed = true;
-    }
-    g.nodes = std::move(nodes);
-    if (changed) {
-        g.relink();
-    }
+        drop_attributes(n, {"auto_pad", "pads"});
+        out.push_back(std::move(pad));
+        out.push_back(std::move(n));
+        return true;
+    });
 }
 
 } // namespace tessel::graph

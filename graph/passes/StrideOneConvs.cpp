@@ -12,8 +12,7 @@
 //    strided matrix form (the DMA subsampling the rows) would remove the waste; not yet.
 // Slice's steps need opset 10; older models are left alone.
 #include "graph/passes/Passes.h"
-
-#include <cstring>
+#include "graph/passes/Rewrite.h"
 
 namespace tessel::graph {
 
@@ -25,23 +24,6 @@ std::vector<int64_t> ints_or(const GraphNode &n, const char *attr, size_t count,
         return std::vector<int64_t>(count, def);
     }
     return a->ints;
-}
-
-std::string int64_constant(Graph &g, const std::string &base, const std::vector<int64_t> &v) {
-    GraphTensor t;
-    t.name = g.fresh_name(base);
-    t.type = ElemType::Int64;
-    t.dims = {int64_t(v.size())};
-    FileTensor f;
-    f.name = t.name;
-    f.type = ElemType::Int64;
-    f.dims = t.dims;
-    f.data.resize(v.size() * sizeof(int64_t));
-    std::memcpy(f.data.data(), v.data(), f.data.size());
-    t.value = std::move(f);
-    const std::string name = t.name;
-    g.tensors[name] = std::move(t);
-    return name;
 }
 
 // Slice(in, starts 0, ends, axes 2.., steps) -> a new tensor of `dims`.
@@ -57,9 +39,10 @@ GraphNode slice_node(Graph &g, const std::string &name, const std::string &in,
     GraphNode s;
     s.name = name;
     s.op_type = "Slice";
-    s.inputs = {in, int64_constant(g, name + ".starts", starts),
-                int64_constant(g, name + ".ends", ends), int64_constant(g, name + ".axes", axes),
-                int64_constant(g, name + ".steps", steps)};
+    s.inputs = {in, add_int64_constant(g, name + ".starts", starts),
+                add_int64_constant(g, name + ".ends", ends),
+                add_int64_constant(g, name + ".axes", axes),
+                add_int64_constant(g, name + ".steps", steps)};
     s.outputs = {out};
     return s;
 }
@@ -70,9 +53,7 @@ void stride_one_convs(Graph &g) {
     if (g.opset < 10) {
         return;
     }
-    bool changed = false;
-    std::vector<GraphNode> nodes;
-    for (GraphNode &n : g.nodes) {
+    replace_nodes(g, [&](GraphNode &n, std::vector<GraphNode> &nodes) {
         const bool conv = n.op_type == "Conv" && n.domain.empty() && n.inputs.size() >= 2 &&
                           n.int_attr("group", 1) == 1;
         const GraphTensor *x = conv ? &g.tensor(n.inputs[0]) : nullptr;
@@ -82,8 +63,7 @@ void stride_one_convs(Graph &g) {
         const bool explicit_pads = !ap || ap->s == "NOTSET" || ap->s == "VALID";
         if (!conv || sr == 0 || x->type != ElemType::Float32 || w->dims.size() != sr + 2 ||
             !explicit_pads) {
-            nodes.push_back(std::move(n));
-            continue;
+            return false;
         }
         const std::vector<int64_t> strides = ints_or(n, "strides", sr, 1),
                                    dil = ints_or(n, "dilations", sr, 1);
@@ -103,25 +83,18 @@ void stride_one_convs(Graph &g) {
         const GraphTensor &y = g.tensor(n.outputs[0]);
         if (!strided || dilated || strides.size() != sr || pads.size() != 2 * sr ||
             y.dims.size() != sr + 2) {
-            nodes.push_back(std::move(n));
-            continue;
+            return false;
         }
         const std::vector<int64_t> out_spatial(y.dims.begin() + 2, y.dims.end());
-        std::vector<OnnxAttribute> attrs;
-        for (const OnnxAttribute &a : n.attributes) {
-            if (a.name != "strides" && a.name != "auto_pad" && a.name != "pads") {
-                attrs.push_back(a);
-            }
-        }
+        drop_attributes(n, {"strides", "auto_pad", "pads"});
         if (padded) {
             OnnxAttribute pa;
             pa.name = "pads";
             pa.kind = OnnxAttribute::Ints;
             pa.type_name = "INTS";
             pa.ints = pads;
-            attrs.push_back(pa);
+            n.attributes.push_back(pa);
         }
-        n.attributes = std::move(attrs);
         GraphTensor mid;
         mid.type = x->type;
         mid.dims = x->dims;
@@ -152,12 +125,8 @@ void stride_one_convs(Graph &g) {
             nodes.push_back(std::move(n));
             nodes.push_back(std::move(s));
         }
-        changed = true;
-    }
-    g.nodes = std::move(nodes);
-    if (changed) {
-        g.relink();
-    }
+        return true;
+    });
 }
 
 } // namespace tessel::graph
