@@ -113,6 +113,19 @@ std::vector<std::string> unit_sum(const Expr &e0) {
     return vars;
 }
 
+// Whether `e` holds a Min or a Max (clamp(), a padded read).
+bool has_min_max(const Expr &e) {
+    class Find : public IRVisitor {
+    public:
+        bool found = false;
+        using IRVisitor::visit;
+        void visit(const Min *op) override { found = true; }
+        void visit(const Max *op) override { found = true; }
+    } f;
+    e.accept(&f);
+    return f.found;
+}
+
 class Reads : public IRGraphVisitor {
 public:
     // callee (Halide name or parameter name) -> merged load; `is_param` when an Image call.
@@ -139,10 +152,14 @@ public:
             l.min_offset.assign(c->args.size(), 0);
             l.max_offset.assign(c->args.size(), 0);
             l.index_sum.resize(c->args.size());
+            l.index_clamped.assign(c->args.size(), false);
         }
         for (size_t i = 0; i < c->args.size() && i < l.index_var.size(); i++) {
             auto [v, off] = var_plus_const(c->args[i]);
             std::vector<std::string> sum = unit_sum(c->args[i]);
+            if (has_min_max(c->args[i])) {
+                l.index_clamped[i] = true;
+            }
             if (first) {
                 l.index_sum[i] = sum;
             } else if (l.index_sum[i] != sum) {

@@ -29,6 +29,8 @@ struct LoadInfo {
      * plus a constant (a stride-1 convolution's x + r.x), sorted; empty when it is anything
      * else or differs between reads. A one-variable index has its one name here too. */
     std::vector<std::vector<std::string>> index_sum;
+    /** Per dimension: some read's index holds a min or max (a clamped, padded read). */
+    std::vector<bool> index_clamped;
 };
 
 struct DefInfo {

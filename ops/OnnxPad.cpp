@@ -8,11 +8,11 @@
 //  - edge: clamp(t - begin, 0, S - 1);
 //  - reflect: u = t - begin, min(max(u, -u), 2 (S - 1) - u) (mirrored about the
 //    first and the last element, which are not repeated; ONNX asks pads < S);
-//  - constant, no pad negative: the constant everywhere (the pure definition), then X
+//  - constant, no pad negative, a padded image of at most 32 KiB: the constant everywhere (the pure definition), then X
 //    copied into the interior by an update over the padded dimensions (a reduction domain
 //    `p`; the other dimensions stay pure, so a band copies only its part): no clamp and no
 //    mask, a vector fill and a vector copy (scheduler/AutoSchedule's vector form);
-//  - constant with a crop: clamped as edge, then 0 outside the input (tessel::ops::zero_outside:
+//  - constant otherwise: clamped as edge, then 0 outside the input (tessel::ops::zero_outside:
 //    min/max with per-position 1-D Funcs, exact), plus value * (1 - inside_1(t1) *
 //    inside_2(t2) ...) when value is not 0 (inside_d is 1 inside, 0 outside).
 // The index expressions carry likely(): Halide partitions each row's loop so that
@@ -109,10 +109,20 @@ public:
             Expr cv = cast(t, Expr(c));
             val = val + cv * (cast(t, 1) - all);
         }
+        // The fill-and-copy form computes a whole step of the unpadded outer dimensions (one
+        // channel's padded image) at once, so it is taken only where that is at most 32 KiB
+        // (the vector levels hold it double-buffered); larger images take the clamped form,
+        // which a schedule can cut into rows.
         bool fill_copy = m == "constant" && !padded.empty();
+        int64_t step_bytes = t.bytes();
         for (int d = 0; d < r; d++) {
-            fill_copy = fill_copy && pb[r - 1 - d] >= 0 && pe[r - 1 - d] >= 0;
+            const int j = r - 1 - d;
+            fill_copy = fill_copy && pb[j] >= 0 && pe[j] >= 0;
+            if (pb[j] != 0 || pe[j] != 0) {
+                step_bytes *= in_shape[j] + pb[j] + pe[j];
+            }
         }
+        fill_copy = fill_copy && step_bytes <= 32 * 1024;
         if (fill_copy) {
             // The constant everywhere, then the input copied into the interior: no clamp, no
             // mask, and a copy that is a plain block transfer.

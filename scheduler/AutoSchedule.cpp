@@ -447,7 +447,8 @@ bool vector_form_output(const PipelineInfo &p, const ArchSpec &arch, AutoSchedul
                         const FuncInfo *out, const TensorInfo &oshape,
                         const std::vector<const FuncInfo *> &mine, const std::string &suffix,
                         const std::set<std::string> &unstaged, int64_t max_band, int64_t max_lanes,
-                        int64_t &band, int64_t &lanes) {
+                        int64_t &band, int64_t &lanes, size_t below, bool &step_too_big) {
+    step_too_big = false;
     const std::string vlevel = arch.vector.level;
     const auto path = path_from_gm(arch, vlevel, false);
     if (vlevel.empty() || path.empty()) {
@@ -467,6 +468,14 @@ bool vector_form_output(const PipelineInfo &p, const ArchSpec &arch, AutoSchedul
     size_t bd = rank ? rank - 1 : 0;
     while (bd > 0 && oshape.shape[bd] <= 1) {
         bd--;
+    }
+    // `below` > 0: one step of that dimension did not fit; band a dimension inside it (the
+    // ones outside become plain loops around the bands: a channel's rows of a large image).
+    for (size_t k = 0; k < below && bd > 0; k++) {
+        bd--;
+        while (bd > 0 && oshape.shape[bd] <= 1) {
+            bd--;
+        }
     }
     if (rank == 0 || out->vars.size() != rank) {
         r.warnings.push_back("Func " + out->name +
@@ -525,9 +534,10 @@ bool vector_form_output(const PipelineInfo &p, const ArchSpec &arch, AutoSchedul
                             hi = std::max(hi, l.max_offset[k]);
                         }
                     }
-                    clamped_rows =
-                        clamped_rows || (t->shape.size() == rank && bd < l.index_var.size() &&
-                                         l.index_var[bd].empty());
+                    clamped_rows = clamped_rows ||
+                                   (t->shape.size() == rank && bd < l.index_var.size() &&
+                                    l.index_var[bd].empty() &&
+                                    (bd >= l.index_clamped.size() || l.index_clamped[bd]));
                 }
             }
         }
@@ -608,6 +618,7 @@ bool vector_form_output(const PipelineInfo &p, const ArchSpec &arch, AutoSchedul
         R /= 2;
     }
     if (R < 1 || footprint(R) > cap) {
+        step_too_big = !flat;
         r.warnings.push_back(
             "Func " + out->name + ": one step of its outermost dimension (" + outer + ", " +
             std::to_string(footprint(1)) + " bytes with its inputs double-buffered) does not fit " +
@@ -848,10 +859,25 @@ bool vector_form(const PipelineInfo &p, const ArchSpec &arch, AutoSchedule &r, i
             }
         }
         int64_t b = 0, l = 0;
-        if (!shape || !vector_form_output(p, arch, r, out, *shape, mine,
-                                          outs.size() > 1 ? "_" + out->name : "", shared_inputs,
-                                          max_band, max_lanes, b, l)) {
+        if (!shape) {
             return false;
+        }
+        // The outermost dimension first; while one step of it does not fit, the next inside.
+        for (size_t below = 0;; below++) {
+            const AutoSchedule before = r;
+            bool too_big = false;
+            if (vector_form_output(p, arch, r, out, *shape, mine,
+                                   outs.size() > 1 ? "_" + out->name : "", shared_inputs,
+                                   max_band, max_lanes, b, l, below, too_big)) {
+                break;
+            }
+            if (!too_big || below + 1 >= shape->shape.size()) {
+                return false;
+            }
+            const std::string why = r.warnings.back();
+            r = before;
+            r.notes.push_back(why.substr(0, why.find("; not mapped")) +
+                              ": banding a dimension inside it");
         }
         band = std::max(band, b);
         lanes = std::max(lanes, l);
