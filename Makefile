@@ -60,7 +60,8 @@ onnx-bench: build
 
 # torchvision's ResNet-18 and MobileNetV2 and a transformer encoder layer, exported by PyTorch
 # (needs python3-torch and python3-torchvision, not in PACKAGES: large), each compiled with every
-# pass's graph and the memory plan in $(BUILD)/models/NAME/compile.txt (docs/models.md).
+# pass's graph and the memory plan in $(BUILD)/models/NAME/compile.txt, then ResNet-18 run on the
+# simulator against PyTorch's output ($(BUILD)/models/resnet18/run.txt; docs/models.md).
 model-bench: build
 	/usr/bin/python3 graph/models/make_models.py --out $(BUILD)/models
 	@for m in resnet18 mobilenet_v2 transformer_encoder; do \
@@ -68,6 +69,9 @@ model-bench: build
 	    $(BUILD)/models/$$m/model.onnx --dump-after all > $(BUILD)/models/$$m/compile.txt || exit 1; \
 	  tail -1 $(BUILD)/models/$$m/compile.txt; \
 	done
+	./$(BUILD)/bin/tessel model run $(BUILD)/models/resnet18/model.onnx \
+	  --data $(BUILD)/models/resnet18/test_data_set_0 > $(BUILD)/models/resnet18/run.txt || { tail -5 $(BUILD)/models/resnet18/run.txt; exit 1; }
+	tail -1 $(BUILD)/models/resnet18/run.txt
 
 test: build
 	cd $(BUILD) && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j $(JOBS)
