@@ -10,7 +10,7 @@ const std::vector<GraphPass> &graph_passes() {
         {"fold-batchnorm", "fold BatchNormalization into the Conv before it (else Mul + Add)", fold_batchnorm},
         {"views", "Reshape/Flatten/Squeeze/Unsqueeze/Identity/Dropout as aliases, no kernel", mark_views},
         {"stride-one-convs", "strided Conv as stride-1 Conv + Slice (the matrix unit's form)", stride_one_convs},
-        {"split-conv-padding", "padded stride-1 Conv as Pad + unpadded Conv (the matrix unit's form)", split_conv_padding},
+        {"split-conv-padding", "padded Conv as Pad + unpadded Conv (stageable: the matrix unit's form)", split_conv_padding},
         {"fuse-epilogues", "Conv/Gemm/MatMul + bias/residual Add + activation as one fused group", fuse_epilogues},
     };
     return passes;

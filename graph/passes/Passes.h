@@ -53,9 +53,9 @@ void fuse_epilogues(Graph &g);
  * (StrideOneConvs.cpp) */
 void stride_one_convs(Graph &g);
 
-/** A stride-1, dilation-1, group-1 float Conv with padding becomes Pad (zeros) then the
- * unpadded Conv, whose input the matrix unit's convolution form can stage directly.
- * (SplitConvPadding.cpp) */
+/** A float Conv with padding becomes Pad (zeros) then the unpadded Conv, whose input the
+ * matrix unit's convolution form (stride 1, group 1) or the vector form's row bands (a
+ * depthwise Conv) can stage directly. (SplitConvPadding.cpp) */
 void split_conv_padding(Graph &g);
 
 struct GraphPass {

@@ -1,11 +1,12 @@
-// Conv padding as its own node (graph/passes/Passes.h). A stride-1, dilation-1, group-1 float
-// Conv with non-zero pads becomes Pad (constant 0, the same pads on the spatial dimensions)
-// followed by the same Conv without pads: the unpadded Conv's input is a tensor the kernel can
-// stage directly, which is what lets the automatic scheduler put it on the matrix unit
-// (scheduler/ConvMatrixForm.cpp: per tap, a tile of weights times a row of input). The price
-// is the padded copy's round trip through GM, the Pad kernel's; a DMA that pads as it loads
-// would remove it (not modelled yet). Other Convs are left alone: their window is strided,
-// dilated or grouped, which the convolution form does not take.
+// Conv padding as its own node (graph/passes/Passes.h). A float Conv with non-zero pads
+// (explicit or auto_pad SAME_*) becomes Pad (constant 0, the same pads on the spatial
+// dimensions) followed by the same Conv (strides, dilations, group kept) without pads: the
+// unpadded Conv's input is a tensor the kernel stages directly. A stride-1 ungrouped one then
+// takes the automatic scheduler's convolution form on the matrix unit
+// (scheduler/ConvMatrixForm.cpp: per tap, a tile of weights times a row of input); any other
+// (a depthwise Conv) the vector form, banded by rows, which a padded input (read at clamped
+// rows, staged whole) does not allow at a large image. The price is the padded copy's round trip
+// through GM, the Pad kernel's; a DMA that pads as it loads would remove it (not modelled yet).
 #include "graph/passes/Passes.h"
 #include "graph/passes/Rewrite.h"
 
@@ -15,15 +16,9 @@ namespace tessel::graph {
 
 namespace {
 
-bool all_one(const GraphNode &n, const char *attr) {
-    if (const OnnxAttribute *a = n.attribute(attr)) {
-        for (int64_t v : a->ints) {
-            if (v != 1) {
-                return false;
-            }
-        }
-    }
-    return true;
+std::vector<int64_t> ints_or(const GraphNode &n, const char *attr, size_t count) {
+    const OnnxAttribute *a = n.attribute(attr);
+    return a && a->ints.size() == count ? a->ints : std::vector<int64_t>(count, 1);
 }
 
 // The Conv's pads (begin per spatial dimension, then end), auto_pad resolved; empty when
@@ -41,8 +36,12 @@ std::vector<int64_t> conv_pads(const GraphNode &n, const GraphTensor &x, const G
             pads = a->ints;
         }
     } else if (mode == "SAME_UPPER" || mode == "SAME_LOWER") {
+        const std::vector<int64_t> st = ints_or(n, "strides", sr), dl = ints_or(n, "dilations", sr);
         for (size_t i = 0; i < sr; i++) {
-            const int64_t total = std::max<int64_t>(0, w.dims[2 + i] - 1); // stride 1: out = in
+            // ONNX: the output is ceil(in / stride); the pads make up the window's reach.
+            const int64_t in = x.dims[2 + i], out = (in + st[i] - 1) / st[i];
+            const int64_t span = dl[i] * (w.dims[2 + i] - 1) + 1;
+            const int64_t total = std::max<int64_t>(0, (out - 1) * st[i] + span - in);
             const int64_t small = total / 2;
             pads[i] = mode == "SAME_UPPER" ? small : total - small;
             pads[sr + i] = total - pads[i];
@@ -57,8 +56,7 @@ std::vector<int64_t> conv_pads(const GraphNode &n, const GraphTensor &x, const G
 
 void split_conv_padding(Graph &g) {
     replace_nodes(g, [&](GraphNode &n, std::vector<GraphNode> &out) {
-        if (n.op_type != "Conv" || !n.domain.empty() || n.inputs.size() < 2 ||
-            n.int_attr("group", 1) != 1 || !all_one(n, "strides") || !all_one(n, "dilations")) {
+        if (n.op_type != "Conv" || !n.domain.empty() || n.inputs.size() < 2) {
             return false;
         }
         const GraphTensor &x = g.tensor(n.inputs[0]), &w = g.tensor(n.inputs[1]);

@@ -111,6 +111,12 @@ public:
             a->add_ints(x);
         }
     }
+    static void attr(onnx::NodeProto &n, const std::string &name, const std::string &v) {
+        auto *a = n.add_attribute();
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::STRING);
+        a->set_s(v);
+    }
     /** A Constant node holding an int64 tensor. */
     ModelBuilder &constant_i64(const std::string &out, const std::vector<int64_t> &dims, const std::vector<int64_t> &v,
                                const std::string &name = "") {

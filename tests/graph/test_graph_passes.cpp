@@ -197,12 +197,12 @@ TEST(SplitConvPadding, APaddedStrideOneConvBecomesPadThenAnUnpaddedConv) {
     b.input("x", {1, 2, 4, 5}).output("y", 4).output("z", 4);
     b.init("W", {2, 2, 3, 3}, std::vector<float>(36, 1.0f));
     ModelBuilder::attr(b.node("Conv", {"x", "W"}, {"y"}, "conv"), "pads", std::vector<int64_t>{1, 2, 1, 0});
-    auto &strided = b.node("Conv", {"x", "W"}, {"z"}, "strided"); // strided: left alone
-    ModelBuilder::attr(strided, "pads", std::vector<int64_t>{1, 1, 1, 1});
+    auto &strided = b.node("Conv", {"x", "W"}, {"z"}, "strided"); // its stride is kept
+    ModelBuilder::attr(strided, "auto_pad", std::string("SAME_UPPER"));
     ModelBuilder::attr(strided, "strides", std::vector<int64_t>{2, 2});
     Graph g = load(b, "conv_pads.onnx");
     split_conv_padding(g);
-    ASSERT_EQ(ops(g), (std::vector<std::string>{"Pad", "Conv", "Conv"}));
+    ASSERT_EQ(ops(g), (std::vector<std::string>{"Pad", "Conv", "Pad", "Conv"}));
     const GraphNode &pad = g.nodes[0], &conv = g.nodes[1];
     EXPECT_EQ(pad.inputs[0], "x");
     ASSERT_EQ(pad.inputs.size(), 2u); // opset 13: pads is an input
@@ -213,8 +213,14 @@ TEST(SplitConvPadding, APaddedStrideOneConvBecomesPadThenAnUnpaddedConv) {
     EXPECT_EQ(conv.inputs[0], pad.outputs[0]);
     EXPECT_EQ(conv.attribute("pads"), nullptr);
     EXPECT_EQ(g.tensor("y").dims, (std::vector<int64_t>{1, 2, 4, 5})); // the Conv's output is unchanged
-    EXPECT_NE(g.nodes[2].attribute("pads"), nullptr);
-    EXPECT_EQ(g.nodes[2].inputs[0], "x");
+    // SAME_UPPER at stride 2 on 4x5: outputs 2x3, so 1 row (0 + 1) and 2 columns (1 + 1) of padding.
+    EXPECT_EQ(*float_values(*g.tensor(g.nodes[2].inputs[1]).value), (std::vector<double>{0, 0, 0, 1, 0, 0, 1, 1}));
+    const GraphNode &sconv = g.nodes[3];
+    EXPECT_EQ(sconv.inputs[0], g.nodes[2].outputs[0]);
+    EXPECT_EQ(sconv.attribute("auto_pad"), nullptr);
+    ASSERT_NE(sconv.attribute("strides"), nullptr);
+    EXPECT_EQ(sconv.attribute("strides")->ints, (std::vector<int64_t>{2, 2}));
+    EXPECT_EQ(g.tensor("z").dims, (std::vector<int64_t>{1, 2, 2, 3}));
 }
 
 TEST(StrideOneConvs, AStridedConvBecomesAStrideOneConvAndASlice) {
