@@ -154,7 +154,15 @@ ModelRunResult run_model(const std::string &path, const ModelRunOptions &o, cons
         layer.generator = m.generator;
         layer.params = params_of(m.params);
         layer.shape = shape_text(g.tensor(n.outputs[0]).dims);
-        std::vector<const OnnxMapping *> kernels{&m};
+        for (const OnnxHostOutput &h : m.host_outputs) { // a constant of its shape
+            FileTensor v = h.value;
+            v.name = n.outputs[h.node_output];
+            values[n.outputs[h.node_output]] = std::move(v);
+        }
+        std::vector<const OnnxMapping *> kernels;
+        if (!m.generator.empty()) {
+            kernels.push_back(&m);
+        }
         for (const OnnxMapping &more : m.more) {
             kernels.push_back(&more);
         }

@@ -67,7 +67,7 @@ struct Ctx {
         return a && a->kind == OnnxAttribute::Int ? a->i : def;
     }
     // The element type of data input k as a dtype parameter; skips when Tessel has none.
-    bool dtype_of_input(size_t k, std::string &dtype) {
+    bool dtype_of_input(size_t k, std::string &dtype, bool allow_empty = false) {
         const FileTensor *t = input(k);
         if (!t) {
             return skip("input " + std::to_string(k) + " of " + node.op_type + " is missing");
@@ -78,7 +78,7 @@ struct Ctx {
                 std::string("element type ") + elem_name(t->type) + " (input '" + input_name(k) +
                 "'): Tessel's kernels take float32, float16, bfloat16, int8, uint8, int16, int32");
         }
-        if (t->elements() == 0) {
+        if (t->elements() == 0 && !allow_empty) {
             return skip("input '" + input_name(k) + "' is empty (" + join_dims(t->dims) +
                         "): no kernel for 0 elements");
         }
@@ -117,6 +117,16 @@ struct Ctx {
             }
         }
         return true;
+    }
+    /** Output `k` as a constant of `dims` and `type` whose every element is `fill` (0 or 1
+     * bytes-wise: an empty tensor, a bool mask of true): no kernel computes it. */
+    void host_output(int k, ElemType type, const Dims &dims, uint8_t fill) {
+        OnnxHostOutput h;
+        h.node_output = k;
+        h.value.type = type;
+        h.value.dims = dims;
+        h.value.data.assign(size_t(count_of(dims)) * elem_bytes(type), fill);
+        m.host_outputs.push_back(std::move(h));
     }
     bool outputs_single() {
         size_t used = 0;

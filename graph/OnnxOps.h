@@ -40,9 +40,17 @@ struct OnnxKernelOutput {
     std::vector<int64_t> onnx_dims;   // the ONNX output shape (the operator's shape function)
 };
 
+/** An output whose value the shapes alone determine (an empty tensor; inference Dropout's
+ * mask, all true): the runners write it as a constant, with no kernel, as a graph compiler
+ * folds it. */
+struct OnnxHostOutput {
+    int node_output = 0;
+    FileTensor value;
+};
+
 struct OnnxMapping {
     std::string skip;                      // non-empty: not supported, and why
-    std::string generator;                 // e.g. onnx_relu
+    std::string generator;                 // e.g. onnx_relu; "" when every output is a host output
     std::map<std::string, std::string> params;
     std::vector<OnnxKernelInput> inputs;   // in the kernel's input order
     std::vector<OnnxKernelOutput> outputs;
@@ -51,6 +59,7 @@ struct OnnxMapping {
      * outputs of it (LayerNormalization's optional Mean and InvStdDev: `--schedule auto`
      * bands a pipeline at its first output, so each output is a pipeline of its own). */
     std::vector<OnnxMapping> more;
+    std::vector<OnnxHostOutput> host_outputs;
 };
 
 /** Maps `node` (of a model at `opset`) given its inputs' tensors (one per node

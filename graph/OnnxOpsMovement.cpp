@@ -165,9 +165,10 @@ bool map_slice(Ctx &c) {
         start[a] = b;
         step[a] = st;
     }
-    if (count_of(out) == 0) {
-        return c.skip("Slice: the output is empty (" + join_dims(out) +
-                      "): no kernel for 0 elements");
+    if (count_of(out) == 0) { // nothing to copy: the output's shape is all there is
+        c.host_output(0, c.input(0)->type, out, 0);
+        c.m.note = "Slice: the output is empty (" + join_dims(out) + "): no kernel";
+        return true;
     }
     std::string starts_text, steps_text;
     for (int64_t d = 0; d < r; d++) {
@@ -372,7 +373,7 @@ bool map_gather(Ctx &c) {
 
 bool map_split(Ctx &c) {
     std::string dtype;
-    if (!c.only_attributes({"axis", "split"}) || !c.dtype_of_input(0, dtype)) {
+    if (!c.only_attributes({"axis", "split"}) || !c.dtype_of_input(0, dtype, true)) {
         return false;
     }
     const Dims &in = c.input(0)->dims;
@@ -398,9 +399,8 @@ bool map_split(Ctx &c) {
     }
     int64_t total = 0;
     for (int64_t s : split) {
-        if (s < 1) {
-            return c.skip("Split: a piece of " + std::to_string(s) +
-                          " elements (empty outputs are not supported)");
+        if (s < 0) {
+            return c.skip("Split: a piece of " + std::to_string(s) + " elements");
         }
         total += s;
     }
@@ -414,19 +414,32 @@ bool map_split(Ctx &c) {
     }
     const int64_t outer = count_of(Dims(in.begin(), in.begin() + axis));
     const int64_t inner = count_of(Dims(in.begin() + axis + 1, in.end()));
-    c.m.generator = "onnx_split";
-    c.m.params["shape"] = join_dims({outer, in[axis], inner});
-    c.m.params["sizes"] = join_list(split);
-    c.m.params["dtype"] = dtype;
-    c.m.inputs.push_back({0, "X", {outer, in[axis], inner}, std::nullopt});
+    // Empty pieces (a piece of 0, or an empty input) are constants of their shape; the kernel
+    // cuts the others, its sizes the non-empty pieces in order.
+    std::vector<int64_t> sizes;
     for (size_t k = 0; k < n; k++) {
         if (c.node.outputs[k].empty()) {
             return c.skip("Split: output " + std::to_string(k) + " is omitted");
         }
         Dims od = in;
         od[axis] = split[k];
-        c.m.outputs.push_back({int(k), "Y" + std::to_string(k), {outer, split[k], inner}, od});
+        if (count_of(od) == 0) {
+            c.host_output(int(k), c.input(0)->type, od, 0);
+            continue;
+        }
+        c.m.outputs.push_back({int(k), "Y" + std::to_string(sizes.size()),
+                               {outer, split[k], inner}, od});
+        sizes.push_back(split[k]);
     }
+    if (sizes.empty()) {
+        c.m.note = "Split: every piece is empty: no kernel";
+        return true;
+    }
+    c.m.generator = "onnx_split";
+    c.m.params["shape"] = join_dims({outer, in[axis], inner});
+    c.m.params["sizes"] = join_list(sizes);
+    c.m.params["dtype"] = dtype;
+    c.m.inputs.push_back({0, "X", {outer, in[axis], inner}, std::nullopt});
     return true;
 }
 

@@ -12,8 +12,13 @@ namespace {
 
 bool map_view(Ctx &c, const Dims &out_dims, const std::string &what) {
     std::string dtype;
-    if (!c.dtype_of_input(0, dtype) || !c.outputs_single()) {
+    if (!c.dtype_of_input(0, dtype, true) || !c.outputs_single()) {
         return false;
+    }
+    if (c.input(0)->elements() == 0) { // an empty tensor: its shape is all there is
+        c.host_output(0, c.input(0)->type, out_dims, 0);
+        c.m.note = what + "; empty (" + join_dims(out_dims) + "): no kernel";
+        return true;
     }
     c.m.generator = "onnx_identity";
     c.m.params["dtype"] = dtype;
@@ -170,14 +175,32 @@ bool map_dropout(Ctx &c) {
         return c.skip("Dropout in training mode (training_mode = true, ratio " +
                       number_text(ratio) + "): the output is random; inference Dropout only");
     }
-    for (size_t k = 1; k < c.node.outputs.size(); k++) {
-        if (!c.node.outputs[k].empty()) {
-            return c.skip("Dropout's mask output (bool): Tessel's kernels have no bool type");
-        }
+    const std::string what =
+        std::string(training ? "training with ratio 0" : "inference") + " Dropout: Y = X, a copy";
+    const bool mask = c.node.outputs.size() > 1 && !c.node.outputs[1].empty();
+    if (!mask) {
+        return map_view(c, c.input(0) ? c.input(0)->dims : Dims{}, what);
     }
-    return map_view(c, c.input(0) ? c.input(0)->dims : Dims{},
-                    std::string(training ? "training with ratio 0" : "inference") +
-                        " Dropout: Y = X, a copy");
+    // The mask keeps every element here: all true, a constant of X's shape (no kernel; Tessel's
+    // kernels have no bool type, and a graph compiler folds it).
+    std::string dtype;
+    if (!c.dtype_of_input(0, dtype, true)) {
+        return false;
+    }
+    const Dims &dims = c.input(0)->dims;
+    c.host_output(1, ElemType::Bool, dims, 1);
+    if (c.node.outputs[0].empty() || c.input(0)->elements() == 0) {
+        if (!c.node.outputs[0].empty()) {
+            c.host_output(0, c.input(0)->type, dims, 0);
+        }
+        c.m.note = what + "; the mask all true (a constant)";
+        return true;
+    }
+    c.m.generator = "onnx_identity";
+    c.m.params["dtype"] = dtype;
+    c.m.note = what + "; the mask all true (a constant, no kernel)";
+    flat_io(c, dims, dims);
+    return true;
 }
 
 } // namespace

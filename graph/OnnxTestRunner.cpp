@@ -134,8 +134,30 @@ bool run_data_set(const OnnxModel &model, const fs::path &set, const OnnxTestOpt
     r.params = params_text(m.params);
     r.view = m.note;
     r.schedule.clear();
-    // The node's kernels: the mapping's, then any further ones for other outputs.
-    std::vector<const OnnxMapping *> kernels{&m};
+    // Outputs the shapes determine (an empty tensor, Dropout's mask): compared exactly.
+    for (const OnnxHostOutput &h : m.host_outputs) {
+        size_t k = 0;
+        while (k < model.outputs.size() && model.outputs[k].name != node.outputs[h.node_output]) {
+            k++;
+        }
+        if (k == model.outputs.size()) {
+            continue; // not a graph output: nothing to compare
+        }
+        const FileTensor want = data_tensor(set, "output", k);
+        if (want.dims != h.value.dims || want.type != h.value.type || want.data != h.value.data) {
+            r.status = OnnxTestResult::Fail;
+            r.detail = "output '" + model.outputs[k].name + "' (a constant of its shape): expected " +
+                       want.describe() + ", computed " + h.value.describe() +
+                       (want.dims == h.value.dims && want.type == h.value.type ? " with other values" : "");
+            return false;
+        }
+    }
+    // The node's kernels: the mapping's (none when every output is a constant), then any
+    // further ones for other outputs.
+    std::vector<const OnnxMapping *> kernels;
+    if (!m.generator.empty()) {
+        kernels.push_back(&m);
+    }
     for (const OnnxMapping &k : m.more) {
         kernels.push_back(&k);
     }
@@ -153,6 +175,10 @@ bool run_data_set(const OnnxModel &model, const fs::path &set, const OnnxTestOpt
     }
     if (kernels.size() > 1) {
         os << " (" << kernels.size() << " kernels)";
+    }
+    if (!m.host_outputs.empty()) {
+        os << "; " << m.host_outputs.size() << " output" << (m.host_outputs.size() > 1 ? "s" : "")
+           << " a constant of " << (m.host_outputs.size() > 1 ? "their" : "its") << " shape, no kernel";
     }
     r.detail = os.str();
     return true;
