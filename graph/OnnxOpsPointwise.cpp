@@ -21,6 +21,7 @@ const std::vector<UnaryOp> &unary_ops() {
     static const std::vector<UnaryOp> ops = {
         {"Relu", "onnx_relu", {}, true},
         {"LeakyRelu", "onnx_leakyrelu", {{"alpha", 0.01}}, false},
+        {"ThresholdedRelu", "onnx_thresholdedrelu", {{"alpha", 1.0}}, false},
         {"Clip", "onnx_clip", {}, true},
         {"Sigmoid", "onnx_sigmoid", {}, false},
         {"HardSigmoid", "onnx_hardsigmoid", {{"alpha", 0.2}, {"beta", 0.5}}, false},

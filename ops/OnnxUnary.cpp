@@ -14,10 +14,14 @@
 //  - x < 0 ? a : b forms are written with min/max (LeakyRelu = max(x, 0) + alpha * min(x, 0)
 //    is exact: one of the two terms is zero),
 //  - |x| is max(x, -x), sign(x) is x / max(|x|, 1e-30).
-// A step function clamp(d * 2^k, 0, 1) would do for a select, but Halide's
-// simplifier treats floats as reals and distributes (x - c) * 2^k into
-// x * 2^k - c * 2^k, which fp32 cannot hold; so ThresholdedRelu (x > alpha ? x : 0)
-// is not here, and Erf mixes its two forms over a range where both are accurate.
+// Erf mixes its two forms over a range where both are accurate.
+// ThresholdedRelu (x > alpha ? x : 0) is t * min((t - alpha) 2^k, 1) with t = max(x, alpha):
+// t - alpha is 0 exactly when x <= alpha and at least the spacing of the floats just above
+// alpha otherwise, which 2^k (k from alpha's exponent) scales to 1, so the step is exactly 0
+// or 1. Halide's simplifier treats floats as reals and rewrites the step as
+// min(t 2^k, alpha 2^k + 1) - alpha 2^k; with |alpha| 2^k <= 2^24 that is exact as well (t 2^k
+// is an exact scaling, or inf, where the step is 1 as it should be). alpha = 0 is Relu; an
+// infinite alpha, or one below 2^-100, is refused.
 // fp16 and bf16 tensors are computed in fp32 and rounded once at the end.
 //
 // As in every Tessel sample, the value is computed in its own Func ("op") and
@@ -36,7 +40,7 @@ using namespace Halide;
 
 enum class U {
     Relu, LeakyRelu, Clip, Sigmoid, HardSigmoid, HardSwish, Tanh, Erf, Exp, Log, Sqrt,
-    Reciprocal, Neg, Abs, Elu, Selu, Softplus, Softsign, Identity
+    Reciprocal, Neg, Abs, Elu, Selu, Softplus, Softsign, ThresholdedRelu, Identity
 };
 
 const char *onnx_name(U op) {
@@ -59,6 +63,7 @@ const char *onnx_name(U op) {
     case U::Selu: return "Selu";
     case U::Softplus: return "Softplus";
     case U::Softsign: return "Softsign";
+    case U::ThresholdedRelu: return "ThresholdedRelu";
     case U::Identity: return "Identity";
     }
     return "?";
@@ -148,6 +153,11 @@ public:
         if (int(N) < 1) {
             throw Halide::CompileError(std::string("onnx ") + onnx_name(OP) + ": N must be at least 1");
         }
+        const float a = alpha;
+        if (OP == U::ThresholdedRelu && (!std::isfinite(a) || (a != 0 && std::fabs(a) < 0x1p-100f))) {
+            throw Halide::CompileError("onnx ThresholdedRelu: alpha " + std::to_string(a) +
+                                       " is not supported (finite, 0 or at least 2^-100 in magnitude)");
+        }
         X = this->template add_input<Halide::Buffer<>>("X", t, 1);
     }
 
@@ -200,6 +210,20 @@ public:
         case U::Selu: return g * (max(x, 0.0f) + a * (exp(min(x, 0.0f)) - 1.0f));
         case U::Softplus: return log(exp(x) + 1.0f);
         case U::Softsign: return x / (1.0f + absf(x));
+        case U::ThresholdedRelu: {
+            if (a == 0) {
+                return max(x, 0.0f);
+            }
+            int e = 0;
+            const float mant = std::frexp(a, &e); // |a| = |mant| 2^e, |mant| in [1/2, 1)
+            // The smallest t - a > 0: the spacing above a, 2^(e-24); half that just above a
+            // negative power of two. k scales it to 1, and |a| k stays <= 2^24, so that the
+            // simplifier's min(t k, a k + 1) - a k (its form of the step) is exact too.
+            const bool half = a < 0 && std::fabs(mant) == 0.5f;
+            const float k = std::ldexp(1.0f, 24 - e + (half ? 1 : 0));
+            Expr th = max(x, a);
+            return th * min((th - a) * k, 1.0f);
+        }
         case U::Identity: return x;
         }
         return x;
@@ -236,6 +260,7 @@ using OnnxElu = OnnxUnary<U::Elu>;
 using OnnxSelu = OnnxUnary<U::Selu>;
 using OnnxSoftplus = OnnxUnary<U::Softplus>;
 using OnnxSoftsign = OnnxUnary<U::Softsign>;
+using OnnxThresholdedRelu = OnnxUnary<U::ThresholdedRelu>;
 using OnnxIdentity = OnnxUnary<U::Identity>;
 
 } // namespace
@@ -245,6 +270,8 @@ using OnnxIdentity = OnnxUnary<U::Identity>;
 #define TESSEL_ONNX_ANY {"dtype", "fp32", "element type: fp32, fp16, bf16, int8, uint8, int16, int32"}
 
 TESSEL_REGISTER_GENERATOR(OnnxRelu, onnx_relu, "ONNX Relu: Y = max(X, 0)", {TESSEL_ONNX_N, TESSEL_ONNX_ANY})
+TESSEL_REGISTER_GENERATOR(OnnxThresholdedRelu, onnx_thresholdedrelu, "ONNX ThresholdedRelu: Y = X > alpha ? X : 0",
+                          {TESSEL_ONNX_N, TESSEL_ONNX_FLOAT, {"alpha", "1", "the threshold (finite)"}})
 TESSEL_REGISTER_GENERATOR(OnnxLeakyRelu, onnx_leakyrelu, "ONNX LeakyRelu: Y = X < 0 ? alpha X : X",
                           {TESSEL_ONNX_N, TESSEL_ONNX_FLOAT, {"alpha", "0.01", "slope for X < 0"}})
 TESSEL_REGISTER_GENERATOR(OnnxClip, onnx_clip, "ONNX Clip: Y = min(max(X, min), max)",

@@ -10,7 +10,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -202,6 +205,49 @@ void expect_vector_form_matches_cpu(const Case &c, double floor) {
     EXPECT_TRUE(rep.verified) << rep.comparison;
     ASSERT_TRUE(rep.efficiency.has_value());
     EXPECT_GT(*rep.efficiency, floor) << (rep.cycles ? *rep.cycles : 0) << " cycles";
+}
+
+// ThresholdedRelu without a select (ops/OnnxUnary.cpp): exact at the floats next to alpha on
+// both sides, at alpha itself, for negative and power-of-two alphas, at huge values (where the
+// simplifier's t 2^k overflows) and at +-inf, on the NPU with the auto schedule, against
+// x > alpha ? x : 0 in C++.
+TEST(OnnxOps, ThresholdedReluIsExactAroundItsThreshold) {
+    auto float_text = [](float v) { // round-trips a float
+        char b[32];
+        std::snprintf(b, sizeof b, "%.9g", v);
+        return std::string(b);
+    };
+    const float inf = std::numeric_limits<float>::infinity();
+    for (float alpha : {1.0f, 2.0f, 0.5f, 3.7f, -1.0f, -0.75f, -2.0f, 1e-30f, -1e-30f, 1e20f, 0.0f}) {
+        SCOPED_TRACE("alpha " + std::to_string(alpha));
+        std::vector<float> xs = {alpha, std::nextafter(alpha, inf), std::nextafter(alpha, -inf),
+                                 std::nextafter(std::nextafter(alpha, inf), inf), 0.0f, -0.0f, 1.0f, -1.0f,
+                                 3e38f, -3e38f, inf, -inf, 1e-40f, -1e-40f, 123.5f, -7.25f};
+        const int n = static_cast<int>(xs.size());
+        Tensor x("X", DType::FP32, {n});
+        for (int i = 0; i < n; i++) {
+            x.set(i, xs[i]);
+        }
+        const ParamMap params{{"N", std::to_string(n)}, {"alpha", float_text(alpha)}, {"dtype", "fp32"}};
+        CompileRequest req;
+        req.generator = "onnx_thresholdedrelu";
+        req.params = params;
+        req.arch = "ascend-like";
+        req.schedule = auto_schedule_for(req.generator, params, "ascend-like").spec;
+        req.check_cpu_schedule = false;
+        req.given_inputs.push_back({x, "", -1});
+        req.keep_outputs = true;
+        RunReport rep = run(req, 1);
+        for (const auto &d : rep.diagnostics) {
+            ASSERT_NE(d.severity, Diagnostic::Error) << d.message;
+        }
+        ASSERT_TRUE(rep.verified) << rep.comparison;
+        ASSERT_EQ(rep.outputs.size(), 1u);
+        for (int i = 0; i < n; i++) {
+            const float want = xs[i] > alpha ? xs[i] : 0.0f;
+            EXPECT_EQ(float(rep.outputs[0].get(i)), want) << "x = " << xs[i];
+        }
+    }
 }
 
 TEST(OnnxOps, PoolingOnTheNpuMatchesHalidesCpuResult) {
