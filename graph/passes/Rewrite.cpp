@@ -37,6 +37,23 @@ void replace_nodes(Graph &g,
     }
 }
 
+std::vector<int64_t> ints_or(const GraphNode &n, const char *attr, size_t count, int64_t def) {
+    const OnnxAttribute *a = n.attribute(attr);
+    if (!a || a->ints.empty()) {
+        return std::vector<int64_t>(count, def);
+    }
+    return a->ints;
+}
+
+OnnxAttribute ints_attribute(const std::string &name, const std::vector<int64_t> &values) {
+    OnnxAttribute a;
+    a.name = name;
+    a.kind = OnnxAttribute::Ints;
+    a.type_name = "INTS";
+    a.ints = values;
+    return a;
+}
+
 void drop_attributes(GraphNode &n, const std::vector<std::string> &drop) {
     n.attributes.erase(std::remove_if(n.attributes.begin(), n.attributes.end(),
                                       [&](const OnnxAttribute &a) {

@@ -22,6 +22,12 @@ std::string add_int64_constant(Graph &g, const std::string &base,
 void replace_nodes(Graph &g,
                    const std::function<bool(GraphNode &, std::vector<GraphNode> &)> &replace);
 
+/** `n`'s INTS attribute `attr`, or `count` copies of `def` when it has none. */
+std::vector<int64_t> ints_or(const GraphNode &n, const char *attr, size_t count, int64_t def);
+
+/** An INTS attribute named `name` holding `values`. */
+OnnxAttribute ints_attribute(const std::string &name, const std::vector<int64_t> &values);
+
 /** `n`'s attributes without those named in `drop`. */
 void drop_attributes(GraphNode &n, const std::vector<std::string> &drop);
 

@@ -16,11 +16,6 @@ namespace tessel::graph {
 
 namespace {
 
-std::vector<int64_t> ints_or(const GraphNode &n, const char *attr, size_t count) {
-    const OnnxAttribute *a = n.attribute(attr);
-    return a && a->ints.size() == count ? a->ints : std::vector<int64_t>(count, 1);
-}
-
 // The Conv's pads (begin per spatial dimension, then end), auto_pad resolved; empty when
 // they cannot be known here.
 std::vector<int64_t> conv_pads(const GraphNode &n, const GraphTensor &x, const GraphTensor &w) {
@@ -36,7 +31,11 @@ std::vector<int64_t> conv_pads(const GraphNode &n, const GraphTensor &x, const G
             pads = a->ints;
         }
     } else if (mode == "SAME_UPPER" || mode == "SAME_LOWER") {
-        const std::vector<int64_t> st = ints_or(n, "strides", sr), dl = ints_or(n, "dilations", sr);
+        const std::vector<int64_t> st = ints_or(n, "strides", sr, 1),
+                                   dl = ints_or(n, "dilations", sr, 1);
+        if (st.size() != sr || dl.size() != sr) {
+            return {};
+        }
         for (size_t i = 0; i < sr; i++) {
             // ONNX: the output is ceil(in / stride); the pads make up the window's reach.
             const int64_t in = x.dims[2 + i], out = (in + st[i] - 1) / st[i];
@@ -89,12 +88,7 @@ void split_conv_padding(Graph &g) {
         if (g.opset >= 11) {
             pad.inputs.push_back(add_int64_constant(g, n.name + ".pads", all));
         } else {
-            OnnxAttribute a;
-            a.name = "pads";
-            a.kind = OnnxAttribute::Ints;
-            a.type_name = "INTS";
-            a.ints = all;
-            pad.attributes.push_back(a);
+            pad.attributes.push_back(ints_attribute("pads", all));
         }
         n.inputs[0] = padded.name;
         g.tensors[padded.name] = std::move(padded);

@@ -18,14 +18,6 @@ namespace tessel::graph {
 
 namespace {
 
-std::vector<int64_t> ints_or(const GraphNode &n, const char *attr, size_t count, int64_t def) {
-    const OnnxAttribute *a = n.attribute(attr);
-    if (!a || a->ints.empty()) {
-        return std::vector<int64_t>(count, def);
-    }
-    return a->ints;
-}
-
 // Slice(in, starts 0, ends, axes 2.., steps) -> a new tensor of `dims`.
 GraphNode slice_node(Graph &g, const std::string &name, const std::string &in,
                      const std::string &out, const std::vector<int64_t> &steps,
@@ -88,12 +80,7 @@ void stride_one_convs(Graph &g) {
         const std::vector<int64_t> out_spatial(y.dims.begin() + 2, y.dims.end());
         drop_attributes(n, {"strides", "auto_pad", "pads"});
         if (padded) {
-            OnnxAttribute pa;
-            pa.name = "pads";
-            pa.kind = OnnxAttribute::Ints;
-            pa.type_name = "INTS";
-            pa.ints = pads;
-            n.attributes.push_back(pa);
+            n.attributes.push_back(ints_attribute("pads", pads));
         }
         GraphTensor mid;
         mid.type = x->type;
