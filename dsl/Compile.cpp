@@ -240,6 +240,7 @@ RunReport run(const CompileRequest &req, uint64_t seed, bool want_trace) {
             so.max_instructions = req.max_instructions;
             so.max_cycles = req.max_cycles;
             so.max_trace_events = req.max_trace_events;
+            so.control = req.control.get();
             auto trace_file = sim::TraceFile::open(req.trace_file, npu->backend.program, so);
             NpuRunResult out;
             sim::TraceFile::record(trace_file.get(), [&]() -> const sim::SimReport & {
@@ -303,6 +304,7 @@ RunReport run(const CompileRequest &req, uint64_t seed, bool want_trace) {
             rep.compile_ms = ms_since(t0);
         }
         rep.verified = false;
+        rep.cancelled = dynamic_cast<const sim::SimCancelled *>(&e) != nullptr;
         r.diagnostics.push_back(diagnostic(Diagnostic::Error, e.what(), with_ids(req.schedule)));
     }
     rep.diagnostics = r.diagnostics;

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +42,10 @@ struct CompileRequest {
     uint64_t max_instructions = sim::kDefaultMaxInstructions;
     uint64_t max_cycles = sim::kDefaultMaxCycles;
     uint64_t max_trace_events = sim::kDefaultMaxTraceEvents; // events kept in RunReport::sim->trace
+    /** run(): cancel from another thread and the count of instructions issued so far
+     * (sim::RunControl; null = neither). A cancelled run ends with an error diagnostic
+     * and RunReport::cancelled. */
+    std::shared_ptr<sim::RunControl> control;
     std::string trace_file; // run(): stream the Chrome/Perfetto trace to this file as it runs ("" = none)
     // run() on given data (docs/tensors.md): tensors bound to the pipeline's inputs and outputs by name,
     // else by position (npu_target/common/TensorBinding.h); element types and shapes must match.
@@ -101,6 +106,7 @@ struct RunReport {
     std::string arch;           // ArchSpec name
     std::string schedule_hash;
     bool verified = false;      // scheduled output == reference (within the tolerance)
+    bool cancelled = false;     // stopped through CompileRequest::control (an error diagnostic says when)
     double max_abs_error = 0;
     double compile_ms = 0;
     uint64_t seed = 0;

@@ -22,8 +22,25 @@ CompileService::~CompileService() {
 
 void CompileService::waitForIdle() {
     m_latest->store(~quint64(0)); // every running job is now stale: it skips its run
+    if (m_control) {
+        m_control->cancel = true; // and a run under way stops
+    }
     QThreadPool::globalInstance()->waitForDone();
     m_latest->store(m_generation);
+}
+
+void CompileService::cancel() {
+    m_pending.reset();
+    m_debounce.stop();
+    if (m_running && m_control) {
+        m_control->cancel = true; // the job ends soon with a cancelled report
+    } else if (!isBusy()) {
+        Q_EMIT idle();
+    }
+}
+
+quint64 CompileService::instructionsIssued() const {
+    return m_running && m_control ? quint64(m_control->issued.load()) : 0;
 }
 
 bool CompileService::isBusy() const {
@@ -31,6 +48,9 @@ bool CompileService::isBusy() const {
 }
 
 void CompileService::request(const tessel::CompileRequest &req) {
+    if (m_running && m_control) {
+        m_control->cancel = true; // superseded: its result would be dropped
+    }
     m_pending = req;
     m_pendingGeneration = ++m_generation;
     m_latest->store(m_generation);
@@ -38,6 +58,9 @@ void CompileService::request(const tessel::CompileRequest &req) {
 }
 
 void CompileService::requestNow(const tessel::CompileRequest &req) {
+    if (m_running && m_control) {
+        m_control->cancel = true;
+    }
     m_pending = req;
     m_pendingGeneration = ++m_generation;
     m_latest->store(m_generation);
@@ -59,6 +82,8 @@ void CompileService::startPending() {
     tessel::CompileRequest req = std::move(*m_pending);
     m_pending.reset();
     quint64 gen = m_pendingGeneration;
+    m_control = std::make_shared<tessel::sim::RunControl>();
+    req.control = m_control;
     m_running = true;
     Q_EMIT started(gen);
     QPointer<CompileService> self(this);
@@ -91,15 +116,29 @@ void CompileService::startPending() {
             result = r;
         }
         double compileMs = t.nsecsElapsed() / 1e6;
-        bool runIt = wantRun && result->ok && latest->load() == gen;
+        const bool cancelled = req.control->cancel;
+        bool runIt = wantRun && result->ok && latest->load() == gen && !cancelled;
+        std::shared_ptr<tessel::RunReport> notRun; // cancelled while compiling: said in place of the run
+        if (cancelled && wantRun && result->ok) {
+            notRun = std::make_shared<tessel::RunReport>();
+            notRun->generator = req.generator;
+            notRun->cancelled = true;
+            tessel::Diagnostic d;
+            d.severity = tessel::Diagnostic::Error;
+            d.message = "the run was cancelled before the simulation started";
+            notRun->diagnostics.push_back(d);
+        }
         QMetaObject::invokeMethod(
             self.data(),
-            [self, result, gen, compileMs, runIt] {
+            [self, result, notRun, gen, compileMs, runIt] {
                 if (!self) {
                     return;
                 }
                 if (gen == self->m_generation) {
                     Q_EMIT self->compiled(result, gen, compileMs);
+                    if (notRun) {
+                        Q_EMIT self->ran(notRun, gen, 0);
+                    }
                 }
                 if (!runIt) {
                     self->jobFinished();
@@ -144,6 +183,7 @@ void CompileService::startPending() {
 
 void CompileService::jobFinished() {
     m_running = false;
+    m_control.reset();
     Q_EMIT jobDone();
     if (m_pending && !m_debounce.isActive()) {
         startPending();

@@ -10,7 +10,8 @@
 // request's simulator budgets and trace cap (CompileRequest::max_instructions,
 // max_cycles, max_trace_events; the defaults unless the caller changed them); a
 // job that fails in the worker (a budget, std::bad_alloc, any exception) ends
-// with its error as a diagnostic, so the service never stays running.
+// with its error as a diagnostic, so the service never stays running. A newer
+// request, cancel() and shutdown stop the running simulation (sim::RunControl).
 
 #include "dsl/Compile.h"
 
@@ -49,7 +50,15 @@ public:
      * Halide or LLVM could leave a child waiting on a lock no thread will release. */
     void setHeld(bool held);
     bool isHeld() const { return m_held; }
-    /** Blocks until no job is running (for shutdown). */
+    /** Cancels the pending request and the running job: a simulation stops within
+     * 4096 instructions (sim::RunControl), a compile is finished but not run. The job
+     * ends with a cancelled RunReport (RunReport::cancelled, an error diagnostic that
+     * says so). A request made while a job runs cancels that job the same way (its
+     * result would be dropped anyway), so a long run is never waited for. */
+    void cancel();
+    /** Instructions the running job's simulation has issued so far (0 when none runs). */
+    quint64 instructionsIssued() const;
+    /** Cancels whatever runs and blocks until no job is running (for shutdown). */
     void waitForIdle();
 
 Q_SIGNALS:
@@ -70,6 +79,7 @@ private:
     quint64 m_pendingGeneration = 0;
     quint64 m_generation = 0;
     std::shared_ptr<std::atomic<quint64>> m_latest; // read by workers to skip stale runs
+    std::shared_ptr<tessel::sim::RunControl> m_control; // the running job's
     bool m_running = false;
     bool m_runEnabled = true;
     bool m_held = false;

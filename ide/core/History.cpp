@@ -184,4 +184,18 @@ std::optional<AutosaveState> readAutosave(const QString &path) {
     return s;
 }
 
+QString scalarScheduleWarning(const tessel::ScheduleSpec &spec) {
+    for (const auto &d : spec.directives) {
+        if (d.kind == tessel::DirectiveKind::Vectorize || d.kind == tessel::DirectiveKind::Tensorize) {
+            return {};
+        }
+    }
+    return spec.directives.empty()
+               ? QStringLiteral("The schedule is empty: every operation runs on the scalar unit, which for a "
+                                "real-sized problem stops at the simulator's instruction budget.")
+               : QStringLiteral("The schedule has no vectorize and no tensorize directive: every operation runs "
+                                "on the scalar unit, which for a real-sized problem stops at the simulator's "
+                                "instruction budget.");
+}
+
 } // namespace tessel::ide

@@ -60,6 +60,11 @@ QString defaultAutosavePath();
 /** Writes atomically (QSaveFile); false on an I/O error. */
 bool writeAutosave(const QString &path, const AutosaveState &s);
 std::optional<AutosaveState> readAutosave(const QString &path);
+/** Non-empty when `spec` would run as scalar code (no vectorize and no tensorize
+ * directive: every operation on the scalar unit, which for a real-sized problem
+ * runs into the simulator's budget); the text says so and what to do. The IDE asks
+ * before restoring such an autosave. */
+QString scalarScheduleWarning(const tessel::ScheduleSpec &spec);
 
 } // namespace tessel::ide
 

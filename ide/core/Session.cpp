@@ -73,6 +73,7 @@ tessel::CompileRequest Session::request() const {
     req.params = m_params;
     req.schedule = m_schedule.spec();
     req.arch = m_archName.toStdString();
+    req.max_instructions = m_maxInstructions;
     return req;
 }
 

@@ -35,6 +35,13 @@ public:
     bool open(const QString &generator, const tessel::ParamMap &params, const QString &arch,
               const tessel::ScheduleSpec &schedule, QString *error = nullptr);
     tessel::CompileRequest request() const;
+    /** Cancels the pending and the running compile/run (CompileService::cancel): the
+     * views show a "cancelled" diagnostic, the editor stays as it is. */
+    void cancelRun() { m_service.cancel(); }
+    /** The simulator's instruction budget for the runs (CompileRequest::max_instructions;
+     * the default sim::kDefaultMaxInstructions, 0 = unlimited). */
+    void setMaxInstructions(quint64 n) { m_maxInstructions = n; }
+    quint64 maxInstructions() const { return m_maxInstructions; }
 
     QString generator() const { return m_generator; }
     const tessel::ParamMap &params() const { return m_params; }
@@ -137,6 +144,7 @@ private:
     qint64 m_editStamp = 0; // QElapsedTimer ns at the last schedule change
     double m_compileLatencyMs = 0, m_runLatencyMs = 0, m_modelUpdateMs = 0;
     bool m_opened = false;
+    quint64 m_maxInstructions = tessel::sim::kDefaultMaxInstructions;
 };
 
 } // namespace tessel::ide

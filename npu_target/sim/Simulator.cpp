@@ -211,6 +211,13 @@ private:
         if (++m_.issued_total > m_.opt.max_instructions && m_.opt.max_instructions) {
             m_.budget_exceeded(Budget::Instructions, c, pc, t);
         }
+        if ((m_.issued_total & 4095) == 0 && m_.opt.control) {
+            m_.opt.control->issued.store(m_.issued_total, std::memory_order_relaxed);
+            if (m_.opt.control->cancel.load(std::memory_order_relaxed)) {
+                throw SimCancelled("the run was cancelled at cycle " + std::to_string(t) + " after " +
+                                   std::to_string(m_.issued_total) + " instructions");
+            }
+        }
         const uint64_t waited_from = c.fe_time;
         c.fe_time = t;
         S.busy += issue;

@@ -12,6 +12,7 @@
 #include "npu_target/common/Tensor.h"
 #include "npu_target/isa/Program.h"
 
+#include <atomic>
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
@@ -68,6 +69,15 @@ private:
 
 class TraceSink;
 
+/** Shared between a run and whoever waits for it (the IDE's compile service):
+ * `cancel` set from any thread stops the run at its next check (every 4096
+ * issued instructions) with a SimCancelled error; `issued` is the count of
+ * instructions issued so far, for progress. */
+struct RunControl {
+    std::atomic<bool> cancel{false};
+    std::atomic<uint64_t> issued{0};
+};
+
 struct SimOptions {
     bool trace = true;        // record TraceEvents in SimReport::trace (up to max_trace_events)
     uint64_t max_cycles = kDefaultMaxCycles;             // 0 = no limit; otherwise a SimError past this cycle
@@ -75,6 +85,7 @@ struct SimOptions {
     uint64_t max_trace_events = kDefaultMaxTraceEvents;  // 0 = no limit; events past it are counted, not recorded
     TraceSink *trace_sink = nullptr; // also (or only) hand each recorded event to this, as it happens
     bool check_races = true;  // report unsynchronised cross-pipe accesses as SimErrors
+    RunControl *control = nullptr; // cancel and progress (null: neither)
 };
 
 /** A byte range [lo, hi) of memory level `level` (index into ArchSpec::memories;
@@ -170,6 +181,12 @@ struct SimReport {
 class SimError : public UserError {
 public:
     explicit SimError(const std::string &msg) : UserError(msg) {}
+};
+
+/** The run was cancelled through SimOptions::control (not an error of the program). */
+class SimCancelled : public SimError {
+public:
+    explicit SimCancelled(const std::string &msg) : SimError(msg) {}
 };
 
 /** Runs `prog`. `args` follow Program::args (same count, dtype and byte size);

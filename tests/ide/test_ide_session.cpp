@@ -5,7 +5,9 @@
 // database save/load; the main window renders with every view; the cost
 // model's predicted timeline; the Tune action (a short tuning run through its
 // progress dialog loads the best schedule as one undo step; cancel stops it
-// and leaves the editor alone).
+// and leaves the editor alone); the three ways issue 29 found to wedge the IDE (no
+// tensorize, undo past the opened schedule, a scalar autosave) end with a diagnostic
+// and a working editor; Cancel, a superseding edit and closing stop a long run at once.
 #include "ide/core/Session.h"
 #include "ide/views/LifetimeView.h"
 #include "ide/views/MainWindow.h"
@@ -13,6 +15,8 @@
 #include "ide/views/TuneDialog.h"
 
 #include <QAction>
+
+#include <algorithm>
 
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -35,6 +39,48 @@ qint64 lifetimeBytes(Session &s, const QString &directive) {
         }
     }
     return -1;
+}
+/** Waits until `s`'s service is idle; false after `ms`. */
+bool settleSession(Session &s, int ms = 30000) {
+    QElapsedTimer t;
+    t.start();
+    while (s.service()->isBusy() && t.elapsed() < ms) {
+        QTest::qWait(20);
+    }
+    return !s.service()->isBusy();
+}
+/** The first error diagnostic of the last run ("" when none). */
+QString runError(const Session &s) {
+    if (!s.lastRun()) {
+        return {};
+    }
+    for (const auto &d : s.lastRun()->diagnostics) {
+        if (d.severity == tessel::Diagnostic::Error) {
+            return QString::fromStdString(d.message);
+        }
+    }
+    return {};
+}
+/** Opens gemm n^3 with `spec` in `w` (autosave and database in `dir`, a short debounce, the
+ * instruction budget `maxInstructions`) and waits for its first run. */
+bool openGemm(Session &w, const QTemporaryDir &dir, int n, const tessel::ScheduleSpec &spec, quint64 maxInstructions,
+              bool wait = true) {
+    w.setAutosavePath(dir.filePath("autosave.json"));
+    w.setDatabasePath(dir.filePath("tessel.db"));
+    w.service()->setDebounceMs(10);
+    w.setMaxInstructions(maxInstructions);
+    QString error;
+    if (!w.open("gemm", square(n), "ascend-like", spec, &error)) {
+        qWarning("%s", qPrintable(error));
+        return false;
+    }
+    return !wait || settleSession(w);
+}
+tessel::ScheduleSpec withoutDirective(tessel::ScheduleSpec spec, const std::string &id) {
+    spec.directives.erase(std::remove_if(spec.directives.begin(), spec.directives.end(),
+                                         [&](const tessel::Directive &d) { return d.id == id; }),
+                          spec.directives.end());
+    return spec;
 }
 } // namespace
 
@@ -312,6 +358,84 @@ private Q_SLOTS:
         p.budget_s = 600;
         p.elapsed_s = 0;
         QCOMPARE(TuneDialog::eta(p, 0), QString("10:00"));
+    }
+
+    // The three ways the issue found to wedge the IDE (issue 29): each ends with a diagnostic,
+    // the service idle, and a later edit (undo here) compiles, runs and verifies again.
+    // 1. Removing the mmad tensorize row makes GEMM scalar code: the run stops at the budget.
+    void removingTensorizeEndsAtTheBudgetAndTheEditorStillWorks() {
+        QTemporaryDir dir;
+        Session w; // scalar GEMM 128^3 issues ~20 M instructions: a 2 M budget stops it in well under a second
+        QVERIFY(openGemm(w, dir, 128, tiledStaged(), 2'000'000));
+        QVERIFY(w.lastRun() && w.lastRun()->verified);
+        w.schedule()->removeDirective(w.schedule()->rowOf("mmad"));
+        QVERIFY(settleSession(w));
+        QVERIFY2(runError(w).contains("max_instructions"), qPrintable(runError(w)));
+        QVERIFY(!w.lastRun()->verified);
+        QVERIFY(w.diagnostics()->rowCount() > 0);
+        w.undoStack()->undo(); // the mmad row back
+        QVERIFY(settleSession(w));
+        QVERIFY(w.lastRun() && w.lastRun()->verified);
+        QVERIFY(runError(w).isEmpty());
+    }
+
+    // 2. Undo past the first edit restores the empty schedule (scalar code); redo comes back.
+    void undoPastTheOpenedScheduleEndsAndRedoRecovers() {
+        QTemporaryDir dir;
+        Session w;
+        QVERIFY(openGemm(w, dir, 128, tiledStaged(), 2'000'000));
+        while (w.undoStack()->canUndo()) {
+            w.undoStack()->undo();
+        }
+        QVERIFY(w.schedule()->spec().directives.empty());
+        QVERIFY(!scalarScheduleWarning(w.schedule()->spec()).isEmpty());
+        QVERIFY(settleSession(w));
+        QVERIFY2(runError(w).contains("max_instructions"), qPrintable(runError(w)));
+        w.undoStack()->redo();
+        QVERIFY(settleSession(w));
+        QVERIFY(w.lastRun() && w.lastRun()->verified);
+    }
+
+    // 3. The autosave of such a schedule is recognised before it is restored (tessel-ide asks).
+    void aScalarAutosaveIsRecognised() {
+        QVERIFY(scalarScheduleWarning(tiledStaged()).isEmpty());
+        QVERIFY(!scalarScheduleWarning({}).isEmpty());
+        QString w = scalarScheduleWarning(withoutDirective(tiledStaged(), "mmad"));
+        QVERIFY2(w.contains("no vectorize and no tensorize"), qPrintable(w));
+    }
+
+    // Cancel: a scalar GEMM 512^3 without a budget (538 M instructions, minutes) stops at once,
+    // says so, and the next edit runs; a new request cancels a running job instead of waiting;
+    // destroying the session during a run returns at once.
+    void cancelStopsALongRunAtOnce() {
+        QTemporaryDir dir;
+        auto w = std::make_unique<Session>(); // no instruction budget: only a cancel ends it
+        QVERIFY(openGemm(*w, dir, 512, withoutDirective(tiledStaged(), "mmad"), 0, false));
+        QTRY_VERIFY_WITH_TIMEOUT(w->service()->instructionsIssued() > 100'000, 30000); // simulating
+        QElapsedTimer t;
+        t.start();
+        w->cancelRun();
+        QVERIFY(settleSession(*w, 5000));
+        QVERIFY2(t.elapsed() < 2000, qPrintable(QString::number(t.elapsed())));
+        QVERIFY(w->lastRun() && w->lastRun()->cancelled);
+        QVERIFY2(runError(*w).contains("cancelled"), qPrintable(runError(*w)));
+        QCOMPARE(w->service()->instructionsIssued(), quint64(0));
+
+        // Superseded: the same long run, then an edit (k_chunks 32) while it simulates.
+        w->schedule()->setField(w->schedule()->rowOf("k_chunks"), "factor", "32");
+        QTRY_VERIFY_WITH_TIMEOUT(w->service()->instructionsIssued() > 100'000, 30000);
+        t.restart();
+        w->schedule()->setSchedule(tiledStaged(), "back to tiled_staged");
+        QVERIFY(settleSession(*w, 60000));
+        QVERIFY(w->lastRun() && w->lastRun()->verified); // the new schedule's run, not the old one's
+        QVERIFY2(t.elapsed() < 20000, qPrintable(QString::number(t.elapsed())));
+
+        // Closing during a run.
+        w->schedule()->setSchedule(withoutDirective(tiledStaged(), "mmad"), "scalar again");
+        QTRY_VERIFY_WITH_TIMEOUT(w->service()->instructionsIssued() > 100'000, 30000);
+        t.restart();
+        w.reset();
+        QVERIFY2(t.elapsed() < 2000, qPrintable(QString::number(t.elapsed())));
     }
 
     void cancelledTuneLeavesTheEditorAlone() {

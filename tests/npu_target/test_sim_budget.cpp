@@ -14,6 +14,7 @@
 #include <chrono>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 using namespace tessel;
 
@@ -66,6 +67,38 @@ inner:  add r14, r14, r12 @p2
 )";
 
 } // namespace
+
+// RunControl (the IDE's Cancel): a run without budgets stops at the next check after the flag
+// is set from another thread, with SimCancelled; the issued count is published as it runs.
+TEST(SimBudget, RunControlCancelsAnUnboundedRun) {
+    isa::Program p = assemble(".kernel \"spin\"\nloop: jmp loop\n");
+    sim::RunControl control;
+    sim::SimOptions opt;
+    opt.max_instructions = 0;
+    opt.max_cycles = 0;
+    opt.trace = false;
+    opt.control = &control;
+    std::thread canceller([&] {
+        while (control.issued.load() < 100'000) {
+            std::this_thread::yield();
+        }
+        control.cancel = true;
+    });
+    std::vector<Tensor> args;
+    std::string msg;
+    bool cancelled = false;
+    try {
+        sim::simulate(p, ascend(), args, opt);
+    } catch (const sim::SimCancelled &e) {
+        cancelled = true;
+        msg = e.what();
+    }
+    canceller.join();
+    ASSERT_TRUE(cancelled);
+    EXPECT_NE(msg.find("the run was cancelled at cycle"), std::string::npos) << msg;
+    EXPECT_GE(control.issued.load(), 100'000u);
+    EXPECT_EQ(control.issued.load() % 4096, 0u); // published at the checks
+}
 
 TEST(SimBudget, InstructionBudgetStopsWithWhatToDo) {
     isa::Program p = assemble(".kernel \"spin\"\nloop: jmp loop\n");
