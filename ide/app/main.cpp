@@ -1,9 +1,10 @@
 // tessel-ide: open a generator, edit its schedule, see what it does.
 //   tessel-ide [--generators lib.so] [--open NAME] [--params K=V,...] [--arch PRESET|FILE]
 //              [--schedule FILE] [--select ID] [--tile C,R] [--lifetime-cycles] [--cost-model] [--tune SECONDS]
-//              [--screenshot OUT.png] [--screenshot-views DIR]
+//              [--screenshot OUT.png] [--screenshot-views DIR] [--size WxH]
 // Without --schedule the autosaved working schedule is restored when it was
 // for the same generator (--no-restore starts empty).
+#include "ide/core/DesktopFiles.h"
 #include "ide/core/Session.h"
 #include "ide/views/MainWindow.h"
 #include "scheduler/AutoSchedule.h"
@@ -15,6 +16,8 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
+#include <QScreen>
+#include <QSettings>
 #include <QThread>
 #include <QTimer>
 
@@ -33,6 +36,7 @@ int fail(const QString &msg) {
 int main(int argc, char **argv) {
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("tessel-ide"));
+    QApplication::setOrganizationName(QStringLiteral("tessel")); // QSettings: ~/.config/tessel/tessel-ide.conf
     QCommandLineParser cli;
     cli.setApplicationDescription(QStringLiteral("Tessel IDE: interactive NPU schedule tuning"));
     cli.addHelpOption();
@@ -45,7 +49,7 @@ int main(int argc, char **argv) {
     QCommandLineOption screenshot("screenshot", "render the main window to a PNG once every view is populated, then exit", "PNG");
     QCommandLineOption views("screenshot-views", "also write one PNG per view into DIR, then exit", "DIR");
     QCommandLineOption noRestore("no-restore", "do not restore the autosaved schedule");
-    QCommandLineOption size("size", "window size WxH", "WxH", "1600x1000");
+    QCommandLineOption size("size", "window size WxH (default: 1600x1000 or 90 % of the screen, or the last one)", "WxH");
     QCommandLineOption tile("tile", "select output tile COLUMN,ROW in the tiling view", "C,R");
     QCommandLineOption cycles("lifetime-cycles", "buffer lifetimes in simulated cycles (default: program order)");
     QCommandLineOption model("cost-model", "show the cost model's predicted timeline next to the simulated one");
@@ -112,8 +116,17 @@ int main(int argc, char **argv) {
         return fail(error);
     }
     MainWindow window(&session);
+    // --size and the screenshots are reproducible: no remembered geometry, read or written.
+    const bool rememberLayout = !cli.isSet(size) && !cli.isSet(screenshot) && !cli.isSet(views);
+    const QScreen *screen = QGuiApplication::primaryScreen();
+    const QSize fallback = defaultWindowSize(screen ? screen->availableGeometry() : QRect());
     QStringList wh = cli.value(size).split('x');
-    window.resize(wh.value(0).toInt() > 0 ? wh.value(0).toInt() : 1600, wh.value(1).toInt() > 0 ? wh.value(1).toInt() : 1000);
+    window.resize(wh.value(0).toInt() > 0 ? wh.value(0).toInt() : fallback.width(),
+                  wh.value(1).toInt() > 0 ? wh.value(1).toInt() : fallback.height());
+    if (rememberLayout) {
+        QSettings settings;
+        window.restoreLayout(settings);
+    }
     if (cli.isSet(select)) {
         session.viewState()->selectDirective(cli.value(select));
     }
@@ -149,7 +162,12 @@ int main(int argc, char **argv) {
                 }
             });
         }
-        return app.exec();
+        const int code = app.exec();
+        if (rememberLayout) {
+            QSettings settings;
+            window.saveLayout(settings);
+        }
+        return code;
     }
     // Screenshot mode: wait until the compile (and the run, when it compiles) has landed.
     int status = 0;

@@ -1,5 +1,6 @@
 #include "ide/views/MainWindow.h"
 
+#include "ide/core/DesktopFiles.h"
 #include "ide/core/LibraryExport.h"
 #include "ide/core/Session.h"
 #include "ide/views/HistoryView.h"
@@ -18,7 +19,14 @@
 #include <QtConcurrent>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QFileInfo>
+#include <QFormLayout>
 #include <QGroupBox>
+#include <QLineEdit>
+#include <QSettings>
+#include <QTimer>
 #include <QHBoxLayout>
 #include <QInputDialog>
 #include <QMenuBar>
@@ -46,6 +54,7 @@ QWidget *titled(const QString &title, QWidget *w) {
 
 MainWindow::MainWindow(Session *session, QWidget *parent) : QMainWindow(parent), m_session(session) {
     auto *editor = new ScheduleEditor(session);
+    m_editor = editor;
     auto *diagnostics = new QTableView;
     diagnostics->setModel(session->diagnostics());
     diagnostics->verticalHeader()->hide();
@@ -101,6 +110,7 @@ MainWindow::MainWindow(Session *session, QWidget *parent) : QMainWindow(parent),
     auto *history = new HistoryView(session);
 
     auto *left = new QSplitter(Qt::Vertical);
+    left->setObjectName(QStringLiteral("leftSplitter"));
     QWidget *editorBox = titled(tr("Schedule"), editor);
     QWidget *diagBox = titled(tr("Diagnostics"), diagnostics);
     left->addWidget(editorBox);
@@ -108,6 +118,7 @@ MainWindow::MainWindow(Session *session, QWidget *parent) : QMainWindow(parent),
     left->setStretchFactor(0, 3);
     left->setStretchFactor(1, 1);
     auto *middle = new QSplitter(Qt::Vertical);
+    middle->setObjectName(QStringLiteral("middleSplitter"));
     QWidget *timelineBox = titled(tr("DMA / pipe timeline (wheel: zoom, drag: pan)"), timelinePane);
     QWidget *lifetimeBox = titled(tr("Buffer lifetimes per memory level"), lifetimePane);
     QWidget *tilingBox = titled(tr("Tiling"), tiling);
@@ -115,6 +126,7 @@ MainWindow::MainWindow(Session *session, QWidget *parent) : QMainWindow(parent),
     middle->addWidget(lifetimeBox);
     middle->addWidget(tilingBox);
     auto *right = new QSplitter(Qt::Vertical);
+    right->setObjectName(QStringLiteral("rightSplitter"));
     QWidget *metricsBox = titled(tr("Metrics and roofline"), metrics);
     auto *tabs = new QTabWidget;
     tabs->addTab(code, tr("Code"));
@@ -122,23 +134,75 @@ MainWindow::MainWindow(Session *session, QWidget *parent) : QMainWindow(parent),
     right->addWidget(metricsBox);
     right->addWidget(tabs);
     auto *main = new QSplitter(Qt::Horizontal);
+    main->setObjectName(QStringLiteral("mainSplitter"));
+    m_splitters = {main, left, middle, right};
     main->addWidget(left);
     main->addWidget(middle);
     main->addWidget(right);
     main->setSizes({470, 700, 430});
     setCentralWidget(main);
     m_status = new QLabel;
+    m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred); // a long status must not widen the window
+    m_status->setMinimumWidth(1);
     statusBar()->addWidget(m_status, 1);
     connect(session, &Session::busyChanged, this, &MainWindow::updateStatus);
     connect(session, &Session::runFinished, this, &MainWindow::updateStatus);
     connect(session, &Session::compileFinished, this, &MainWindow::updateStatus);
-    setWindowTitle(tr("Tessel IDE"));
+    updateTitle();
 
+    buildFileMenu();
     QMenu *menu = menuBar()->addMenu(tr("&Schedule"));
-    QAction *undo = session->undoStack()->createUndoAction(this, tr("&Undo"));
-    undo->setShortcut(QKeySequence::Undo);
-    QAction *redo = session->undoStack()->createRedoAction(this, tr("&Redo"));
-    redo->setShortcut(QKeySequence::Redo);
+    // Constant texts (a toolbar that changes width under the mouse after each edit is no
+    // toolbar); the command to undo or redo is in the tooltip.
+    QUndoStack *stack = session->undoStack();
+    m_undo = new QAction(tr("&Undo"), this);
+    m_undo->setObjectName(QStringLiteral("undo"));
+    m_undo->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Z));
+    m_redo = new QAction(tr("&Redo"), this);
+    m_redo->setObjectName(QStringLiteral("redo"));
+    m_redo->setShortcuts({QKeySequence(Qt::CTRL | Qt::Key_Y), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z)});
+    connect(m_undo, &QAction::triggered, stack, &QUndoStack::undo);
+    connect(m_redo, &QAction::triggered, stack, &QUndoStack::redo);
+    auto undoTips = [this, stack] {
+        m_undo->setEnabled(stack->canUndo());
+        m_redo->setEnabled(stack->canRedo());
+        m_undo->setToolTip(stack->canUndo() ? tr("Undo %1 (Ctrl+Z)").arg(stack->undoText()) : tr("Nothing to undo"));
+        m_redo->setToolTip(stack->canRedo() ? tr("Redo %1 (Ctrl+Y)").arg(stack->redoText()) : tr("Nothing to redo"));
+    };
+    connect(stack, &QUndoStack::indexChanged, this, undoTips);
+    connect(stack, &QUndoStack::canUndoChanged, this, undoTips);
+    connect(stack, &QUndoStack::canRedoChanged, this, undoTips);
+    connect(stack, &QUndoStack::undoTextChanged, this, undoTips);
+    connect(stack, &QUndoStack::redoTextChanged, this, undoTips);
+    undoTips();
+    QAction *undo = m_undo, *redo = m_redo;
+    m_run = new QAction(tr("R&un now"), this);
+    m_run->setObjectName(QStringLiteral("run"));
+    m_run->setShortcut(QKeySequence(Qt::Key_F5));
+    m_run->setToolTip(tr("Recompile and run this schedule now (F5)"));
+    connect(m_run, &QAction::triggered, this,
+            [this] { m_session->service()->requestNow(m_session->request()); });
+    m_cancel = new QAction(tr("&Cancel run"), this);
+    m_cancel->setObjectName(QStringLiteral("cancel"));
+    m_cancel->setShortcut(QKeySequence(Qt::Key_Escape));
+    m_cancel->setToolTip(tr("Stop the running compile / simulation (Esc)"));
+    m_cancel->setEnabled(session->service()->isBusy());
+    connect(m_cancel, &QAction::triggered, this, [this] {
+        m_session->cancelRun();
+        statusBar()->showMessage(tr("run cancelled"), 5000);
+    });
+    // Run progress in the status bar while a job is in flight.
+    m_progressTimer = new QTimer(this);
+    m_progressTimer->setInterval(250);
+    connect(m_progressTimer, &QTimer::timeout, this, &MainWindow::updateStatus);
+    connect(session, &Session::busyChanged, this, [this](bool busy) {
+        m_cancel->setEnabled(busy);
+        if (busy) {
+            m_progressTimer->start();
+        } else {
+            m_progressTimer->stop();
+        }
+    });
     m_tune = new QAction(tr("&Tune..."), this);
     m_tune->setObjectName(QStringLiteral("tune"));
     m_tune->setShortcut(QKeySequence(tr("Ctrl+T")));
@@ -165,6 +229,9 @@ MainWindow::MainWindow(Session *session, QWidget *parent) : QMainWindow(parent),
     menu->addAction(undo);
     menu->addAction(redo);
     menu->addSeparator();
+    menu->addAction(m_run);
+    menu->addAction(m_cancel);
+    menu->addSeparator();
     menu->addAction(autoAction);
     menu->addAction(m_tune);
     QAction *exportAction = new QAction(tr("&Export library..."), this);
@@ -179,9 +246,234 @@ MainWindow::MainWindow(Session *session, QWidget *parent) : QMainWindow(parent),
     bar->addAction(redo);
     bar->addAction(autoAction);
     bar->addAction(m_tune);
+    bar->addSeparator();
+    bar->addAction(m_run);
+    bar->addAction(m_cancel);
     m_views = {{"editor", editorBox},     {"diagnostics", diagBox},   {"timeline", timelineBox},
                {"lifetimes", lifetimeBox}, {"tiling", tilingBox},     {"metrics", metricsBox},
                {"code", code},             {"history", history}};
+}
+
+namespace {
+/** File > Open problem: generator, params (K=V,...) and arch (a preset or a file); OK checks
+ * the choice (checkProblem) and keeps the dialog open with the error when it is bad. */
+class OpenProblemDialog : public QDialog {
+public:
+    OpenProblemDialog(Session *session, QWidget *parent) : QDialog(parent) {
+        setWindowTitle(tr("Open problem"));
+        auto *form = new QFormLayout(this);
+        m_generator = new QComboBox;
+        m_generator->addItems(generatorNames());
+        m_generator->setCurrentText(session->generator());
+        m_params = new QLineEdit(QString::fromStdString(tessel::format_params(session->params())));
+        m_params->setPlaceholderText(QStringLiteral("K=V,K=V"));
+        m_params->setToolTip(tr("Generator parameters K=V,...; the ones not given take their defaults"));
+        m_arch = new QComboBox;
+        m_arch->addItems(archPresetNames());
+        if (m_arch->findText(session->archName()) < 0) {
+            m_arch->addItem(session->archName());
+        }
+        m_arch->setCurrentText(session->archName());
+        m_arch->addItem(tr("file..."));
+        m_lastArch = m_arch->currentIndex();
+        connect(m_arch, &QComboBox::activated, this, [this](int i) {
+            if (i != m_arch->count() - 1) {
+                m_lastArch = i;
+                return;
+            }
+            const QString file =
+                QFileDialog::getOpenFileName(this, tr("ArchSpec JSON"), QString(), tr("ArchSpec (*.json);;All files (*)"));
+            if (file.isEmpty()) {
+                m_arch->setCurrentIndex(m_lastArch);
+                return;
+            }
+            m_arch->insertItem(i, file);
+            m_arch->setCurrentIndex(i);
+            m_lastArch = i;
+        });
+        m_error = new QLabel;
+        m_error->setWordWrap(true);
+        m_error->setStyleSheet(QStringLiteral("color: #b00020"));
+        m_error->hide();
+        auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
+        connect(buttons, &QDialogButtonBox::accepted, this, [this] {
+            QString error;
+            if (!checkProblem(generator(), params(), arch(), &error)) {
+                m_error->setText(error);
+                m_error->show();
+                return;
+            }
+            accept();
+        });
+        connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+        form->addRow(tr("Generator:"), m_generator);
+        form->addRow(tr("Parameters:"), m_params);
+        form->addRow(tr("Arch:"), m_arch);
+        form->addRow(m_error);
+        form->addRow(buttons);
+        resize(480, sizeHint().height());
+    }
+    QString generator() const { return m_generator->currentText(); }
+    QString params() const { return m_params->text(); }
+    QString arch() const { return m_arch->currentText(); }
+
+private:
+    QComboBox *m_generator;
+    QLineEdit *m_params;
+    QComboBox *m_arch;
+    QLabel *m_error;
+    int m_lastArch = 0;
+};
+} // namespace
+
+void MainWindow::buildFileMenu() {
+    QMenu *file = menuBar()->addMenu(tr("&File"));
+    m_openSchedule = file->addAction(tr("&Open schedule..."), this, &MainWindow::openScheduleDialog);
+    m_openSchedule->setObjectName(QStringLiteral("openSchedule"));
+    m_openSchedule->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_O));
+    m_saveSchedule = file->addAction(tr("&Save schedule"), this, &MainWindow::saveSchedule);
+    m_saveSchedule->setObjectName(QStringLiteral("saveSchedule"));
+    m_saveSchedule->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_S));
+    m_saveScheduleAs = file->addAction(tr("Save schedule &as..."), this, &MainWindow::saveScheduleAs);
+    m_saveScheduleAs->setObjectName(QStringLiteral("saveScheduleAs"));
+    m_saveScheduleAs->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
+    m_recentMenu = file->addMenu(tr("&Recent schedules"));
+    m_recentMenu->setObjectName(QStringLiteral("recentSchedules"));
+    updateRecentMenu();
+    file->addSeparator();
+    m_openProblem = file->addAction(tr("Open &problem..."), this, &MainWindow::openProblemDialog);
+    m_openProblem->setObjectName(QStringLiteral("openProblem"));
+    m_openProblem->setToolTip(tr("Switch generator, parameters or arch"));
+    file->addSeparator();
+    m_quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+    m_quit->setObjectName(QStringLiteral("quit"));
+    m_quit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));
+}
+
+void MainWindow::showError(const QString &title, const QString &message) {
+    // Not exec(): a modal loop here would stall the compile results behind it (and the tests).
+    auto *box = new QMessageBox(QMessageBox::Warning, title, message, QMessageBox::Ok, this);
+    box->setObjectName(QStringLiteral("errorBox"));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+}
+
+bool MainWindow::openScheduleFile(const QString &path, QString *error) {
+    QString why;
+    auto spec = readScheduleFile(path, &why);
+    if (!spec) {
+        showError(tr("Open schedule"), tr("Cannot open the schedule %1:\n%2").arg(path, why));
+        if (error) {
+            *error = why;
+        }
+        return false;
+    }
+    m_session->schedule()->setSchedule(*spec, tr("open %1").arg(QFileInfo(path).fileName()));
+    setScheduleFile(path);
+    statusBar()->showMessage(tr("opened %1").arg(m_file), 5000);
+    return true;
+}
+
+void MainWindow::setScheduleFile(const QString &path) {
+    m_file = QFileInfo(path).absoluteFilePath();
+    addRecentSchedule(m_file);
+    updateRecentMenu();
+    updateTitle();
+}
+
+bool MainWindow::saveScheduleFile(const QString &path, QString *error) {
+    QString why;
+    if (!writeScheduleFile(path, m_session->schedule()->spec(), &why)) {
+        showError(tr("Save schedule"), tr("Cannot save the schedule:\n%1").arg(why));
+        if (error) {
+            *error = why;
+        }
+        return false;
+    }
+    setScheduleFile(path);
+    statusBar()->showMessage(tr("saved %1").arg(m_file), 5000);
+    return true;
+}
+
+void MainWindow::openScheduleDialog() {
+    const QString dir = m_file.isEmpty() ? QString() : QFileInfo(m_file).absolutePath();
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Open schedule"), dir, tr("Schedules (*.json);;All files (*)"));
+    if (!path.isEmpty()) {
+        openScheduleFile(path);
+    }
+}
+
+bool MainWindow::saveSchedule() {
+    return m_file.isEmpty() ? saveScheduleAs() : saveScheduleFile(m_file);
+}
+
+bool MainWindow::saveScheduleAs() {
+    const QString path =
+        QFileDialog::getSaveFileName(this, tr("Save schedule as"), m_file, tr("Schedules (*.json);;All files (*)"));
+    return !path.isEmpty() && saveScheduleFile(path);
+}
+
+void MainWindow::updateRecentMenu() {
+    m_recentMenu->clear();
+    const QStringList recent = recentSchedules();
+    for (const QString &path : recent) {
+        QAction *a = m_recentMenu->addAction(QFileInfo(path).fileName(), this, [this, path] { openScheduleFile(path); });
+        a->setToolTip(path);
+        a->setData(path);
+    }
+    if (!recent.isEmpty()) {
+        m_recentMenu->addSeparator();
+        m_recentMenu->addAction(tr("Clear list"), this, [this] {
+            setRecentSchedules({});
+            updateRecentMenu();
+        });
+    }
+    m_recentMenu->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::updateTitle() {
+    setWindowTitle(m_file.isEmpty() ? tr("Tessel IDE") : tr("%1 - Tessel IDE").arg(QFileInfo(m_file).fileName()));
+}
+
+bool MainWindow::openProblem(const QString &generator, const QString &params, const QString &arch, QString *error) {
+    QString why;
+    auto choice = checkProblem(generator, params, arch, &why);
+    // The same generator keeps the schedule; another one starts empty.
+    const tessel::ScheduleSpec spec =
+        choice && choice->generator == m_session->generator() ? m_session->schedule()->spec() : tessel::ScheduleSpec{};
+    if (!choice || !m_session->open(choice->generator, choice->params, choice->arch, spec, &why)) {
+        showError(tr("Open problem"), tr("The problem was not opened:\n%1").arg(why));
+        if (error) {
+            *error = why;
+        }
+        return false;
+    }
+    updateStatus();
+    return true;
+}
+
+void MainWindow::openProblemDialog() {
+    OpenProblemDialog dialog(m_session, this);
+    if (dialog.exec() == QDialog::Accepted) {
+        openProblem(dialog.generator(), dialog.params(), dialog.arch());
+    }
+}
+
+void MainWindow::saveLayout(QSettings &settings) const {
+    settings.setValue(QStringLiteral("mainWindow/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("mainWindow/state"), saveState());
+    for (const QSplitter *s : m_splitters) {
+        settings.setValue(QStringLiteral("mainWindow/") + s->objectName(), s->saveState());
+    }
+}
+
+void MainWindow::restoreLayout(const QSettings &settings) {
+    restoreGeometry(settings.value(QStringLiteral("mainWindow/geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("mainWindow/state")).toByteArray());
+    for (QSplitter *s : m_splitters) {
+        s->restoreState(settings.value(QStringLiteral("mainWindow/") + s->objectName()).toByteArray());
+    }
 }
 
 void MainWindow::setShowPrediction(bool on) {
@@ -241,8 +533,10 @@ void MainWindow::updateStatus() {
                             QString::fromStdString(tessel::format_params(m_session->params())), m_session->archName());
     if (m_session->service()->isHeld() && m_session->service()->isBusy()) {
         text += tr("   tuning: the edits compile when it ends");
+    } else if (const quint64 issued = m_session->service()->instructionsIssued(); issued > 0) {
+        text += QStringLiteral("   ") + runProgressText(issued, m_session->request().max_instructions);
     } else if (m_session->service()->isBusy()) {
-        text += tr("   compiling...");
+        text += tr("   compiling... (Esc cancels)");
     }
     if (auto r = m_session->lastRun(); r && r->cycles) {
         text += tr("   %1 cycles, efficiency %2, %3")
@@ -261,6 +555,11 @@ void MainWindow::updateStatus() {
         }
     }
     m_status->setText(text);
+    m_status->setToolTip(text);
+}
+
+QString MainWindow::statusText() const {
+    return m_status->text();
 }
 
 } // namespace tessel::ide

@@ -5,14 +5,17 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QKeyEvent>
 #include <QItemSelectionModel>
 #include <QPlainTextEdit>
-#include <QPushButton>
 #include <QStyledItemDelegate>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTimer>
+#include <QToolButton>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace tessel::ide {
 
@@ -59,9 +62,16 @@ ScheduleEditor::ScheduleEditor(Session *session, QWidget *parent) : QWidget(pare
     for (const auto &k : tessel::kind_names()) {
         m_kind->addItem(QString::fromStdString(k));
     }
+    // Tool buttons: a push button is at least 80 px wide in most styles, and six of them made
+    // the window wider than a 1280 px screen.
+    m_kind->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_kind->setMinimumContentsLength(8);
+    m_kind->setToolTip(tr("The kind of directive Add inserts after the selected one"));
     auto button = [&](const QString &text, auto fn) {
-        auto *b = new QPushButton(text);
-        connect(b, &QPushButton::clicked, this, fn);
+        auto *b = new QToolButton;
+        b->setText(text);
+        b->setToolButtonStyle(Qt::ToolButtonTextOnly);
+        connect(b, &QToolButton::clicked, this, fn);
         bar->addWidget(b);
         return b;
     };
@@ -77,7 +87,7 @@ ScheduleEditor::ScheduleEditor(Session *session, QWidget *parent) : QWidget(pare
         m_session->schedule()->insertDirective(row + 1, k, func);
         m_table->selectRow(row + 1);
     });
-    button(tr("Remove"), [this] { m_session->schedule()->removeDirective(currentRow()); });
+    button(tr("Remove"), [this] { removeSelected(); })->setToolTip(tr("Remove the selected directive (Delete)"));
     button(tr("Up"), [this] {
         int r = currentRow();
         m_session->schedule()->moveDirective(r, r - 1);
@@ -90,8 +100,8 @@ ScheduleEditor::ScheduleEditor(Session *session, QWidget *parent) : QWidget(pare
     });
     auto *undo = button(tr("Undo"), [this] { m_session->undoStack()->undo(); });
     auto *redo = button(tr("Redo"), [this] { m_session->undoStack()->redo(); });
-    connect(m_session->undoStack(), &QUndoStack::canUndoChanged, undo, &QPushButton::setEnabled);
-    connect(m_session->undoStack(), &QUndoStack::canRedoChanged, redo, &QPushButton::setEnabled);
+    connect(m_session->undoStack(), &QUndoStack::canUndoChanged, undo, &QToolButton::setEnabled);
+    connect(m_session->undoStack(), &QUndoStack::canRedoChanged, redo, &QToolButton::setEnabled);
     bar->addStretch();
     layout->addLayout(bar);
 
@@ -106,6 +116,8 @@ ScheduleEditor::ScheduleEditor(Session *session, QWidget *parent) : QWidget(pare
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->verticalHeader()->setDefaultSectionSize(22);
+    m_table->setTabKeyNavigation(false); // Tab leaves the table (the arrows move between rows)
+    m_table->installEventFilter(this);
     m_args = new QTableView;
     m_args->setModel(m_session->args());
     m_args->setItemDelegateForColumn(1, new ChoiceDelegate(m_args));
@@ -147,6 +159,31 @@ ScheduleEditor::ScheduleEditor(Session *session, QWidget *parent) : QWidget(pare
         }
     });
     syncJson();
+}
+
+bool ScheduleEditor::removeSelected() {
+    const int row = currentRow();
+    if (row < 0) {
+        return false;
+    }
+    m_session->schedule()->removeDirective(row);
+    const int rows = m_session->schedule()->rowCount();
+    if (rows > 0) {
+        m_table->selectRow(std::min(row, rows - 1));
+    }
+    return true;
+}
+
+bool ScheduleEditor::eventFilter(QObject *watched, QEvent *event) {
+    // Only keys sent to the table itself: a cell editor (which has the focus while editing)
+    // keeps its Delete and Backspace.
+    if (watched == m_table && event->type() == QEvent::KeyPress && m_table->hasFocus()) {
+        auto *key = static_cast<QKeyEvent *>(event);
+        if ((key->key() == Qt::Key_Delete || key->key() == Qt::Key_Backspace) && key->modifiers() == Qt::NoModifier) {
+            return removeSelected();
+        }
+    }
+    return QWidget::eventFilter(watched, event);
 }
 
 int ScheduleEditor::currentRow() const {

@@ -3,7 +3,9 @@
 
 // The schedule editor: the directive table (add, remove, reorder), the
 // selected directive's arguments (with legal choices) and the JSON text, kept
-// in sync through the session's ScheduleModel and undo stack.
+// in sync through the session's ScheduleModel and undo stack. Delete or
+// Backspace in the directive table removes the selected directive (one undo
+// step); Tab and Shift+Tab move the focus out of the table.
 
 #include <QWidget>
 
@@ -21,6 +23,11 @@ class ScheduleEditor : public QWidget {
 public:
     explicit ScheduleEditor(Session *session, QWidget *parent = nullptr);
     QTableView *directiveTable() const { return m_table; }
+    /** Removes the selected directive (one undo step); false when none is selected. */
+    bool removeSelected();
+
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
     void syncJson();
