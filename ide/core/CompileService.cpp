@@ -1,5 +1,7 @@
 #include "ide/core/CompileService.h"
 
+#include "ide/core/UserNames.h"
+
 #include <QElapsedTimer>
 #include <QPointer>
 #include <QThreadPool>
@@ -105,7 +107,9 @@ void CompileService::startPending() {
         };
         std::shared_ptr<const tessel::CompileResult> result;
         try {
-            result = std::make_shared<const tessel::CompileResult>(tessel::compile(req));
+            tessel::CompileResult r = tessel::compile(req);
+            useUserNames(r); // no "acc$5" growing with each compile (ide/core/UserNames.h)
+            result = std::make_shared<const tessel::CompileResult>(std::move(r));
         } catch (const std::exception &e) {
             auto r = std::make_shared<tessel::CompileResult>();
             r->diagnostics.push_back(failure("the compile failed", &e));
@@ -153,7 +157,9 @@ void CompileService::startPending() {
         runReq.check_cpu_schedule = false; // the views need the NPU run and its check, not a second CPU JIT
         std::shared_ptr<const tessel::RunReport> report;
         try {
-            report = std::make_shared<const tessel::RunReport>(tessel::run(runReq, 1, true));
+            tessel::RunReport r = tessel::run(runReq, 1, true);
+            useUserNames(r);
+            report = std::make_shared<const tessel::RunReport>(std::move(r));
         } catch (const std::exception &e) {
             auto r = std::make_shared<tessel::RunReport>();
             r->generator = req.generator;

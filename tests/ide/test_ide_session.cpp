@@ -9,6 +9,7 @@
 // tensorize, undo past the opened schedule, a scalar autosave) end with a diagnostic
 // and a working editor; Cancel, a superseding edit and closing stop a long run at once.
 #include "ide/core/Session.h"
+#include "ide/core/UserNames.h"
 #include "ide/views/LifetimeView.h"
 #include "ide/views/MainWindow.h"
 #include "ide/views/TimelineView.h"
@@ -436,6 +437,48 @@ private Q_SLOTS:
         t.restart();
         w.reset();
         QVERIFY2(t.elapsed() < 2000, qPrintable(QString::number(t.elapsed())));
+    }
+
+    // Halide suffixes a name it has seen before in the process ("acc$5", "C$30", growing with each
+    // compile); no view shows them: every model cell and tooltip and every code text after several
+    // compiles of the same problem.
+    void noHalideSuffixesInAnyView() {
+        ScheduleModel *sched = m_s->schedule();
+        for (const char *f : {"32", "64"}) {
+            QVERIFY(sched->setField(sched->rowOf("k_chunks"), "factor", f));
+            QVERIFY(settle());
+        }
+        static const QRegularExpression suffix(QStringLiteral("\\$[0-9]"));
+        QStringList leaks;
+        QList<QPair<QString, QAbstractItemModel *>> models = {
+            {"diagnostics", m_s->diagnostics()}, {"lifetimes", m_s->lifetimes()}, {"timeline", m_s->timeline()},
+            {"metrics", m_s->metrics()},         {"tiling", m_s->tiling()},       {"schedule", m_s->schedule()}};
+        for (const auto &[name, m] : models) {
+            for (int r = 0; r < m->rowCount(); ++r) {
+                for (int c = 0; c < m->columnCount(); ++c) {
+                    for (int role : {int(Qt::DisplayRole), int(Qt::ToolTipRole)}) {
+                        QString v = m->data(m->index(r, c), role).toString();
+                        if (v.contains(suffix)) {
+                            leaks << QStringLiteral("%1 (%2,%3): %4").arg(name).arg(r).arg(c).arg(v.left(80));
+                        }
+                    }
+                }
+            }
+        }
+        for (auto k : {Session::StmtText, Session::LoopNestText, Session::NpuIrText, Session::AsmText}) {
+            QString t = m_s->text(k);
+            QVERIFY(!t.isEmpty());
+            auto m = suffix.match(t);
+            if (m.hasMatch()) {
+                leaks << QStringLiteral("text %1: ...%2...").arg(int(k)).arg(t.mid(std::max(0, int(m.capturedStart()) - 30), 60));
+            }
+        }
+        QVERIFY2(leaks.isEmpty(), qPrintable(leaks.mid(0, 12).join("\n")));
+        QCOMPARE(withoutHalideSuffixes("acc$10.s1.k$x.ko B_im$3_global_wrapper$0 $ x$"), // a reduction's k$x stays
+                 std::string("acc.s1.k$x.ko B_im_global_wrapper $ x$"));
+        m_s->undoStack()->undo();
+        m_s->undoStack()->undo();
+        QVERIFY(settle());
     }
 
     void cancelledTuneLeavesTheEditorAlone() {
