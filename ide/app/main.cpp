@@ -3,7 +3,8 @@
 //              [--schedule FILE] [--select ID] [--tile C,R] [--lifetime-cycles] [--cost-model] [--tune SECONDS]
 //              [--screenshot OUT.png] [--screenshot-views DIR] [--size WxH]
 // Without --schedule the autosaved working schedule is restored when it was
-// for the same generator (--no-restore starts empty).
+// for the same generator (--no-restore starts empty); one that would run as
+// scalar code is restored only if the user says so (else the auto schedule).
 #include "ide/core/DesktopFiles.h"
 #include "ide/core/Session.h"
 #include "ide/views/MainWindow.h"
@@ -16,6 +17,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
+#include <QMessageBox>
 #include <QScreen>
 #include <QSettings>
 #include <QThread>
@@ -77,25 +79,52 @@ int main(int argc, char **argv) {
     }
     QString generator = cli.value(open), archName = cli.value(arch);
     Session session;
+    bool declinedAutosave = false; // a scalar autosave the user did not restore: start from the auto schedule
     if (!cli.isSet(schedule) && !cli.isSet(noRestore)) {
         auto saved = readAutosave(session.autosavePath());
         if (saved && saved->generator == generator) {
             try {
-                spec = tessel::parse_schedule(saved->scheduleJson.toStdString(), "autosave");
-                if (!cli.isSet(params)) {
+                tessel::ScheduleSpec restored = tessel::parse_schedule(saved->scheduleJson.toStdString(), "autosave");
+                // A schedule that runs as scalar code (the mmad row deleted, everything undone) would
+                // start a long run at once: ask first. Without a user to ask (screenshots), it is
+                // not restored.
+                const QString scalar = scalarScheduleWarning(restored);
+                bool restore = true;
+                if (!scalar.isEmpty()) {
+                    const bool interactive = !cli.isSet(screenshot) && !cli.isSet(views);
+                    restore = interactive &&
+                              QMessageBox::question(nullptr, QStringLiteral("Restore the autosaved schedule?"),
+                                                    QStringLiteral("The autosaved schedule of %1 (%2) would run as scalar "
+                                                                   "code.\n\n%3\n\nRestore it anyway? (No starts "
+                                                                   "with the automatic scheduler's schedule.)")
+                                                        .arg(saved->generator, saved->arch, scalar),
+                                                    QMessageBox::Yes | QMessageBox::No,
+                                                    QMessageBox::No) == QMessageBox::Yes;
+                    if (!restore) {
+                        std::fprintf(stderr,
+                                     "tessel-ide: the autosaved schedule in %s was not restored (%s); starting with "
+                                     "the automatic scheduler's schedule\n",
+                                     qPrintable(session.autosavePath()), qPrintable(scalar));
+                        declinedAutosave = true;
+                    }
+                }
+                if (!cli.isSet(params)) { // the problem of the autosave either way
                     paramMap = saved->params;
                 }
                 if (!cli.isSet(arch)) {
                     archName = saved->arch;
                 }
-                std::fprintf(stderr, "tessel-ide: restored the working schedule from %s\n",
-                             qPrintable(session.autosavePath()));
+                if (restore) {
+                    spec = restored;
+                    std::fprintf(stderr, "tessel-ide: restored the working schedule from %s\n",
+                                 qPrintable(session.autosavePath()));
+                }
             } catch (const tessel::UserError &) {
                 // A damaged autosave is ignored: the user starts from an empty schedule.
             }
         }
     }
-    if (cli.isSet(schedule) && cli.value(schedule) == QStringLiteral("auto")) {
+    if ((cli.isSet(schedule) && cli.value(schedule) == QStringLiteral("auto")) || declinedAutosave) {
         // The automatic NPU scheduler's schedule, before the first compile (docs/autoschedule.md).
         try {
             tessel::AutoSchedule as =
@@ -108,7 +137,10 @@ int main(int argc, char **argv) {
             }
             spec = as.spec;
         } catch (const std::exception &e) {
-            return fail(QString::fromStdString(e.what()));
+            if (!declinedAutosave) {
+                return fail(QString::fromStdString(e.what()));
+            }
+            std::fprintf(stderr, "tessel-ide: warning: no auto schedule (%s); the editor starts empty\n", e.what());
         }
     }
     QString error;

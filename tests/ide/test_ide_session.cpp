@@ -19,6 +19,7 @@
 
 #include <algorithm>
 
+#include <QProcess>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -403,6 +404,31 @@ private Q_SLOTS:
         QVERIFY(!scalarScheduleWarning({}).isEmpty());
         QString w = scalarScheduleWarning(withoutDirective(tiledStaged(), "mmad"));
         QVERIFY2(w.contains("no vectorize and no tensorize"), qPrintable(w));
+    }
+
+    // tessel-ide itself: a scalar autosave is not restored without asking (here nobody can be
+    // asked: screenshot mode); the auto schedule replaces it, the autosave's problem stays.
+    void tesselIdeDoesNotSilentlyRestoreAScalarAutosave() {
+        QTemporaryDir state;
+        QDir().mkpath(state.filePath("tessel"));
+        QVERIFY(writeAutosave(state.filePath("tessel/ide-autosave.json"),
+                              {"gemm", square(128), "ascend-like", QStringLiteral("{\"version\": 1, \"directives\": []}")}));
+        QProcess ide;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("XDG_STATE_HOME", state.path());
+        env.insert("XDG_CONFIG_HOME", state.path());
+        env.insert("QT_QPA_PLATFORM", "offscreen");
+        ide.setProcessEnvironment(env);
+        ide.start(QCoreApplication::applicationDirPath() + "/../bin/tessel-ide",
+                  {"--open", "gemm", "--screenshot", state.filePath("shot.png")});
+        QVERIFY(ide.waitForFinished(120000));
+        const QString err = QString::fromLocal8Bit(ide.readAllStandardError());
+        QCOMPARE(ide.exitCode(), 0);
+        QVERIFY2(err.contains("was not restored") && err.contains("The schedule is empty"), qPrintable(err));
+        QVERIFY2(err.contains("auto: matrix form"), qPrintable(err));
+        QVERIFY2(err.contains("128x128x128"), qPrintable(err)); // the autosave's parameters
+        auto saved = readAutosave(state.filePath("tessel/ide-autosave.json"));
+        QVERIFY(saved && saved->scheduleJson.contains("tensorize"));
     }
 
     // Cancel: a scalar GEMM 512^3 without a budget (538 M instructions, minutes) stops at once,
