@@ -480,6 +480,10 @@ uint32_t NpuModule::provenance_id(const std::string &func, const std::string &lo
     } else if ((it = schedule.provenance.find(func)) != schedule.provenance.end()) {
         dir = it->second;
     }
+    return provenance_id_of(dir, func, loop);
+}
+
+uint32_t NpuModule::provenance_id_of(const std::string &dir, const std::string &func, const std::string &loop) {
     for (size_t i = 0; i < provenance.size(); i++) {
         if (provenance[i].directive_id == dir && provenance[i].func == func && provenance[i].loop == loop) {
             return static_cast<uint32_t>(i);

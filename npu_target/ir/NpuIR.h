@@ -185,6 +185,9 @@ struct NpuModule {
     std::set<std::tuple<isa::Pipe, isa::Pipe, int>> early_flags;
 
     uint32_t provenance_id(const std::string &func, const std::string &loop);
+    /** The entry of an operation a directive created itself (a tensorize's MMAD): `directive`
+     * rather than the directive of the loop it sits in. */
+    uint32_t provenance_id_of(const std::string &directive, const std::string &func, const std::string &loop);
     const BufferInfo &buffer(const std::string &name) const; // internal error if absent
 };
 

@@ -284,7 +284,7 @@ private:
             }
             return simplify(e);
         };
-        const uint32_t prov = m_.provenance_id(req_.func, top->name);
+        const uint32_t prov = m_.provenance_id_of(req_.directive_id, req_.func, top->name);
         nir::FixParamOp fp;
         fp.engine = engine;
         fp.bias = {bias.name, at_min(ib)};

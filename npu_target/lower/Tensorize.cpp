@@ -256,7 +256,7 @@ private:
         check_operands(op, la->type, st->value.type(), top);
         auto dt = nir::dtype_of_type(la->type);
         op.dtype = *dt;
-        op.prov = m_.provenance_id(req_.func, top->name);
+        op.prov = m_.provenance_id_of(req_.directive_id, req_.func, top->name);
         if (!zero_init_) {
             return op.make();
         }

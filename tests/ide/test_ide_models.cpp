@@ -255,6 +255,16 @@ private Q_SLOTS:
             }
         }
         QVERIFY(dmaFromStage);
+        // Selecting the tensorize directive highlights the matrix instructions it made (issue 29:
+        // they were attributed to the k_chunks split the MMAD sits in, so nothing lit up).
+        int mmads = 0;
+        for (int i : t.eventsOf(t.pipes().indexOf("M"))) {
+            if (t.event(i).op == tessel::isa::Op::MMAD) {
+                ++mmads;
+                QCOMPARE(t.directiveOf(i), QString("mmad"));
+            }
+        }
+        QVERIFY(mmads > 0);
         QVERIFY(t.idleCycles(t.pipes().indexOf("M")) > 0); // the matrix unit waits for data
         QVERIFY(t.idleCycles(t.pipes().indexOf("M")) < t.cycles());
     }

@@ -18,7 +18,7 @@
 .prov 3 "stage_B" "B_im_global_wrapper" ""
 .prov 4 "stage_B0" "B_im_global_wrapper_global_wrapper" ""
 .prov 5 "tile_C" "C" ""
-.prov 6 "k_chunks" "acc" "acc.s1.k$x.ki"
+.prov 6 "mmad" "acc" "acc.s1.k$x.ki"
 .prov 7 "tile_C" "C" "C.s0.i.io"
 .prov 8 "tile_C" "C" "C.s0.j.jo"
 .prov 9 "k_chunks" "acc" "acc.s1.k$x.ko"
