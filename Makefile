@@ -15,7 +15,7 @@ CMAKE_ARGS ?=
 # Debian packages Tessel needs. `make deps` installs only those that are missing.
 PACKAGES := build-essential cmake ccache libhalide14-0-dev nlohmann-json3-dev \
             libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev \
-            qt6-base-dev qt6-charts-dev qt6-svg-dev xvfb libopenblas-dev \
+            qt6-base-dev qt6-charts-dev qt6-svg-dev xvfb xdotool x11-apps imagemagick libopenblas-dev \
             postgresql-15 libpq-dev \
             libonnx-dev libprotobuf-dev libonnx-testdata python3-onnx
 
@@ -130,6 +130,23 @@ fuzz: fuzz-build
 # + UBSan in seconds after the harness build (about 3 minutes on 2 cores).
 fuzz-replay: fuzz-build
 	for t in $(FUZZ_TARGETS); do $(FUZZ_BUILD)/fuzz/fuzz_$$t -runs=0 fuzz/corpus/$$t || exit 1; done
+
+# The IDE driven by xdotool under Xvfb at 1280x800 and 1920x1080, a screenshot after each step
+# in docs/images/walkthrough/ (tools/ide_walkthrough.sh; docs/ide.md "Walk-through").
+.PHONY: ide-walkthrough doc-figures doc-figures-check
+ide-walkthrough: configure
+	cmake --build $(BUILD) -j $(JOBS) --target tessel-ide
+	TESSEL_IDE=$(BUILD)/bin/tessel-ide tools/ide_walkthrough.sh
+
+# The figures table of docs/ide.md from `tessel run --report-json` (tools/doc_figures.py);
+# doc-figures-check only says which lines are stale (ctest -L docs).
+doc-figures: configure
+	cmake --build $(BUILD) -j $(JOBS) --target tessel
+	tools/doc_figures.py --tessel $(BUILD)/bin/tessel
+
+doc-figures-check: configure
+	cmake --build $(BUILD) -j $(JOBS) --target tessel
+	tools/doc_figures.py --check --tessel $(BUILD)/bin/tessel
 
 clean:
 	rm -rf $(BUILD)
