@@ -253,6 +253,7 @@ RunReport run(const CompileRequest &req, uint64_t seed, bool want_trace) {
             rep.t_phys_cycles = static_cast<int64_t>(std::llround(r.roofline.t_phys_cycles));
             rep.efficiency = out.report.cycles ? r.roofline.t_phys_cycles / static_cast<double>(out.report.cycles) : 0;
             rep.binding_resource = r.roofline.binding_resource;
+            rep.roofline = roofline_points(r.roofline, out.report, arch);
             for (const auto &ps : out.report.pipes) {
                 std::string name = out.report.cores > 1 ? ps.pipe + "@" + std::to_string(ps.core) : ps.pipe;
                 rep.pipes[name] = ps.busy_pct;
@@ -350,6 +351,39 @@ std::string run_report_json(const RunReport &r) {
     }
     if (r.binding_resource) {
         j["binding_resource"] = *r.binding_resource;
+    }
+    if (r.roofline) {
+        const RooflinePoints &p = *r.roofline;
+        nlohmann::ordered_json rj;
+        rj["valid"] = p.valid;
+        if (!p.valid) {
+            rj["why_not"] = p.why_not;
+        } else {
+            rj["work_unit"] = p.work_unit;
+            rj["work"] = p.work;
+            rj["cycles"] = p.cycles;
+            rj["achieved_ops_per_cycle"] = p.achieved;
+            rj["limit_intensity"] = p.limit_intensity;
+            rj["limit_ops_per_cycle"] = p.limit_ops_per_cycle;
+            rj["binding"] = p.binding;
+            rj["hint"] = p.hint;
+            rj["roofs"] = nlohmann::ordered_json::array();
+            for (const auto &roof : p.roofs) {
+                nlohmann::ordered_json o;
+                o["name"] = roof.name;
+                o["memory"] = roof.memory;
+                o["peak"] = roof.peak;
+                if (roof.memory) {
+                    o["bytes"] = roof.bytes;
+                    o["compulsory_bytes"] = roof.compulsory_bytes;
+                    o["intensity"] = roof.intensity;
+                }
+                o["bound"] = roof.bound;
+                o["utilisation"] = roof.utilisation;
+                rj["roofs"].push_back(o);
+            }
+        }
+        j["roofline"] = rj;
     }
     if (!r.pipes.empty()) {
         j["pipes"] = nlohmann::ordered_json::object();

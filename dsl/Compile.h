@@ -8,6 +8,7 @@
 
 #include "dsl/GeneratorInfo.h"
 #include "dsl/Roofline.h"
+#include "dsl/RooflinePoints.h"
 #include "dsl/ScheduleSpec.h"
 #include "npu_target/common/TensorBinding.h"
 #include "npu_target/isa/Program.h"
@@ -117,6 +118,7 @@ struct RunReport {
     std::optional<int64_t> t_phys_cycles;
     std::optional<double> efficiency;           // t_phys_cycles / cycles
     std::optional<std::string> binding_resource;
+    std::optional<RooflinePoints> roofline;     // the measured roofline: every roof, this run's point under each
     std::map<std::string, double> pipes;        // pipe name -> busy %, empty = absent
     bool cpu_schedule_verified = false;         // the scheduled pipeline on the CPU equals the reference too
     bool cpu_schedule_checked = false;          // it was run (CompileRequest::check_cpu_schedule)

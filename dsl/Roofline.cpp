@@ -437,6 +437,9 @@ Roofline compute_roofline(const std::string &generator, const ParamMap &params, 
     double wr = gm && gm->wr_bytes_per_cycle > 0 ? gm->wr_bytes_per_cycle : rd;
     double agg = arch.chip.gm_aggregate_bytes_per_cycle > 0 ? arch.chip.gm_aggregate_bytes_per_cycle : rd * c;
     double rd_all = std::min(rd * c, agg), wr_all = std::min(wr * c, agg);
+    r.gm_read_bytes_per_cycle = rd_all;
+    r.gm_write_bytes_per_cycle = wr_all;
+    r.gm_shared_rw_port = arch.chip.gm_shared_rw_port;
     if (arch.chip.gm_shared_rw_port) {
         r.terms.push_back({"GM read+write", (r.gm_read_bytes + r.gm_write_bytes) / rd_all});
     } else {

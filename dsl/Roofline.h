@@ -37,6 +37,10 @@ struct Roofline {
      * operation once per point of the loops its operands depend on, at the width it computes in. */
     std::map<std::string, double> vector_op_bytes;
     int cores = 1;
+    /** The GM bandwidths the GM terms use, over every core (bytes per cycle); with
+     * gm_shared_rw_port one port carries reads and writes at gm_read_bytes_per_cycle. */
+    double gm_read_bytes_per_cycle = 0, gm_write_bytes_per_cycle = 0;
+    bool gm_shared_rw_port = false;
 };
 
 /** The roofline of `generator` with `params` on `arch` running on `cores` cores. */

@@ -185,6 +185,9 @@ Command add_run_command(CLI::App &root, GlobalOptions &) {
             std::cout << "  cycles: " << *rep.cycles << "   physical limit: " << *rep.t_phys_cycles
                       << " (bound by " << *rep.binding_resource << ")   efficiency: " << *rep.efficiency << "\n"
                       << rep.sim_summary;
+            if (rep.roofline) {
+                std::cout << roofline_points_text(*rep.roofline);
+            }
         }
         if (!o->trace.empty() && rep.sim) {
             std::cout << "trace: " << o->trace << " (" << rep.sim->trace_recorded << " events; open in ui.perfetto.dev)\n";

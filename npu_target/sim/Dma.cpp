@@ -239,7 +239,7 @@ DmaCost Machine::exec_dma(Core &c, const isa::Instr &in, const Queued &q, Range 
     const int64_t burst = std::max(1, e.burst_bytes);
     const uint64_t align = static_cast<uint64_t>(std::max(1, e.align_bytes));
     const double misalign = e.misalign_factor > 0 ? e.misalign_factor : 1.0;
-    double cycles = 0, gm_bytes = 0;
+    double cycles = 0, gm_bytes = 0, gm_read = 0;
     int64_t hits = 0, misses = 0;
 
     auto charge = [&](uint64_t saddr, uint64_t daddr, int64_t len) {
@@ -254,6 +254,7 @@ DmaCost Machine::exec_dma(Core &c, const isa::Instr &in, const Queued &q, Range 
             const double from_gm = std::max(static_cast<double>(got.fetched), scale * static_cast<double>(got.miss));
             cycles += scale * static_cast<double>(got.hit) / (hit_rate * mis) + from_gm / (miss_rate * mis);
             gm_bytes += from_gm;
+            gm_read += from_gm;
         } else if (dst_gm) {
             const double mis = (daddr % align) ? misalign : 1.0;
             l2.write(daddr, static_cast<uint64_t>(len)); // write-allocate: later reads of written data hit
@@ -339,6 +340,7 @@ DmaCost Machine::exec_dma(Core &c, const isa::Instr &in, const Queued &q, Range 
     cost.all_l2_hits = src_gm && misses == 0 && hits > 0;
     report.l2_hit_bytes += hits;
     report.l2_miss_bytes += misses;
+    report.gm_read_bytes += static_cast<int64_t>(std::llround(gm_read));
     return cost;
 }
 

@@ -154,6 +154,9 @@ struct SimReport {
     uint64_t trace_recorded = 0;        // events recorded (in trace and/or handed to the sink)
     uint64_t trace_cut_cycle = 0;       // start cycle of the first event not recorded
     int64_t l2_hit_bytes = 0, l2_miss_bytes = 0;
+    int64_t gm_read_bytes = 0;         // bytes read from GM (HBM/DRAM): the L2's sector fills when there is
+                                       // one (l2_miss_bytes counts only the bytes asked for), else the
+                                       // burst-rounded bytes read
     int64_t gm_write_bytes = 0;        // bytes written to GM (through the L2 when there is one)
     uint64_t gm_write_drain_cycles = 0; // gm_write_bytes at the GM write rate: the run cannot end before
                                         // the write-back L2 has drained them to HBM

@@ -3,7 +3,13 @@
 // on the simulator and equals Halide's CPU result on fresh random inputs (NPU
 // outputs poisoned first): integers exactly, fp16 outputs within 1e-3, fp32
 // outputs of fp16 products within 1e-4 (the CPU may reassociate fp32 sums).
+// Each run's measured roofline (RooflinePoints) is consistent with the
+// simulation: no resource is needed for more than the whole run, the GM
+// traffic is at least the compulsory one, and the physical limit's point lies
+// on the lowest roof.
 #include "tests/backend/NpuHarness.h"
+#include "dsl/RooflinePoints.h"
+#include "npu_target/arch/ArchSpec.h"
 
 #include <gtest/gtest.h>
 
@@ -95,6 +101,36 @@ std::vector<SampleCase> sample_cases() {
     };
 }
 
+// The measured roofline of run r of case c (see the file comment).
+void expect_consistent_roofline(const SampleCase &c, const NpuRun &r) {
+    const ArchSpec arch = load_arch(c.arch);
+    const Roofline rf = compute_roofline(c.generator, c.params, arch, r.backend.program.cores);
+    const RooflinePoints p = roofline_points(rf, r.report, arch);
+    ASSERT_TRUE(p.valid) << p.why_not;
+    EXPECT_NEAR(p.achieved, p.work / double(r.report.cycles), 1e-9 * p.achieved);
+    int gm_roofs = 0;
+    double lowest = 1e300;
+    for (const auto &roof : p.roofs) {
+        SCOPED_TRACE(roof.name);
+        // Each point under its roof: the resource is needed for at most the whole run.
+        EXPECT_LE(roof.utilisation, 1 + 1e-9) << roofline_points_text(p);
+        EXPECT_LE(p.achieved, roof.bound * (1 + 1e-9));
+        if (roof.memory) {
+            EXPECT_NEAR(roof.intensity * double(roof.bytes), p.work, 1e-6 * p.work);
+        }
+        if (roof.compulsory_bytes > 0) {
+            gm_roofs++;
+            EXPECT_GE(roof.bytes, roof.compulsory_bytes) << "less GM traffic than the algorithm's compulsory bytes";
+            lowest = std::min(lowest, roof.peak * p.work / double(roof.compulsory_bytes));
+        } else if (!roof.memory) {
+            lowest = std::min(lowest, roof.peak);
+        }
+    }
+    EXPECT_GE(gm_roofs, 1);
+    EXPECT_NEAR(p.limit_ops_per_cycle, lowest, 1e-9 * lowest) << roofline_points_text(p);
+    EXPECT_FALSE(p.binding.empty());
+}
+
 class SampleSchedule : public ::testing::TestWithParam<SampleCase> {};
 
 TEST_P(SampleSchedule, VerifiesOnItsPreset) {
@@ -119,6 +155,7 @@ TEST_P(SampleSchedule, VerifiesOnItsPreset) {
     } else {
         EXPECT_GT(vec, 0) << "the schedule no longer reaches the vector unit";
     }
+    expect_consistent_roofline(c, r);
 }
 
 // LayerNorm's ascend_rows.json at a small shape (once failed the simulator's

@@ -99,6 +99,12 @@ TEST(Cli, RunWritesTheReport) {
     std::string j = read_text(report);
     EXPECT_NE(j.find("\"verified\": true"), std::string::npos) << j;
     EXPECT_NE(j.find("\"seed\": 3"), std::string::npos) << j;
+    // The measured roofline: the table on stdout, the object in the report.
+    EXPECT_NE(r.out.find("roofline: work "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("  GM read "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("  binds: "), std::string::npos) << r.out;
+    EXPECT_NE(j.find("\"roofline\": {"), std::string::npos) << j;
+    EXPECT_NE(j.find("\"achieved_ops_per_cycle\""), std::string::npos) << j;
 }
 
 TEST(CliErrors, UserErrorsExitOneWithTheMessage) {
