@@ -3,7 +3,9 @@
 
     tools/doc_figures.py            # rewrite the block between <!-- figures:begin --> and
                                     # <!-- figures:end --> in docs/ide.md (make doc-figures)
-    tools/doc_figures.py --check    # exit 1 naming the stale lines, change nothing (ctest -L docs)
+    tools/doc_figures.py --check    # exit 1 naming the stale lines, change nothing (ctest -L docs);
+                                    # also a run's figure written in the prose ("16366 cycles",
+                                    # "efficiency 0.501"): it belongs in the table
 
 Each row of the block is one run of `tessel run` (compile, simulate, verify against Halide's
 CPU result) on a problem the page talks about: cycles, the physical limit, efficiency (limit /
@@ -15,6 +17,7 @@ import argparse
 import difflib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -22,6 +25,8 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BEGIN = "<!-- figures:begin -->"
 END = "<!-- figures:end -->"
+
+PROSE_FIGURE = re.compile(r"\b\d{4,} cycles\b|\befficiency \d\.\d{2,}|\(\d{4,} cycles, \d\.\d+\)")
 
 # (generator, params, schedule file relative to the repository, arch): the problems docs/ide.md
 # shows (its screenshots, the tune example and the walk-through).
@@ -86,11 +91,20 @@ def main():
     if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
         sys.exit("doc_figures: %s needs exactly one %s ... %s block" % (a.doc, BEGIN, END))
     b, e = starts[0], ends[0]
+    rel = os.path.relpath(a.doc)
+    # A run's figures belong in the table; the prose refers to it (they go stale there).
+    prose = [(i, l) for i, l in enumerate(text) if not b <= i <= e and PROSE_FIGURE.search(l)]
+    if a.check:
+        for i, l in prose:
+            print("%s:%d: a run's figure in the prose (put it in the figures table, refer to it): %s" %
+                  (rel, i + 1, l.strip()))
     new = block(a.tessel)
     old = text[b:e + 1]
-    rel = os.path.relpath(a.doc)
     if old == new:
-        print("doc_figures: %s: figures are up to date (%d problems)" % (rel, len(PROBLEMS)))
+        print("doc_figures: %s: the figures table is up to date (%d problems)" % (rel, len(PROBLEMS)))
+        if a.check and prose:
+            print("doc_figures: %s: %d figures in the prose" % (rel, len(prose)), file=sys.stderr)
+            return 1
         return 0
     if a.check:
         for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():

@@ -120,26 +120,32 @@ if cmd == "coloured":            # number of saturated pixels in a region (every
 elif cmd == "distinct":          # number of distinct colours in a region (blank screen: 1)
     x0, y0, x1, y1 = region(img, sys.argv[3:7])
     print(len({px(img, x, y) for y in range(y0, y1, 3) for x in range(x0, x1, 3)}))
-elif cmd == "bar":               # a point inside a bar: an orange (matrix) pixel whose column
-    x0, y0, x1, y1 = region(img, sys.argv[3:7])   # above and below is orange, else a saturated
-    best = None                                    # pixel in a 5x3 patch of its colour
+elif cmd == "bar":               # a point inside a bar: the middle of the longest solid run of
+    x0, y0, x1, y1 = region(img, sys.argv[3:7])   # orange (matrix) pixels, else of any saturated
+    def orange(c):                                 # colour (hatching and stalls make short runs)
+        r, g, b = c
+        return r > 180 and 90 < g < 190 and b < 90
+    best = {True: (0, None), False: (0, None)}
     for y in range(y0 + 2, y1 - 2):
-        for x in range(x0 + 3, x1 - 3):
+        x = x0
+        while x < x1:
             c = px(img, x, y)
             if not saturated(c):
+                x += 1
                 continue
-            r, g, b = c
-            if r > 180 and 90 < g < 190 and b < 90 and all(px(img, x, y + dy) == c for dy in (-2, -1, 1, 2)):
-                best = (x, y)
-                break
-            if best is None and all(px(img, x + dx, y + dy) == c for dx in (-2, 0, 2) for dy in (-1, 1)):
-                best = (x, y)
-        else:
-            continue
-        break
-    if best is None:
+            end = x
+            while end + 1 < x1 and px(img, end + 1, y) == c:
+                end += 1
+            mid = (x + end) // 2
+            if all(px(img, mid, y + dy) == c for dy in (-2, -1, 1, 2)):
+                kind = orange(c)
+                if end - x + 1 > best[kind][0]:
+                    best[kind] = (end - x + 1, (mid, y))
+            x = end + 1
+    point = best[True][1] or best[False][1]
+    if point is None:
         sys.exit(1)
-    print(best[0], best[1])
+    print(point[0], point[1])
 elif cmd == "digest":            # a hash of a region (did it change?)
     import hashlib
     x0, y0, x1, y1 = region(img, sys.argv[3:7])
@@ -201,9 +207,11 @@ check_alive() {
 }
 
 # The run has landed when the timeline shows bars and the screen has stopped changing (the
-# status bar's progress text refreshes every 250 ms while a run is in flight) for 3 s.
+# status bar's progress text refreshes every 250 ms while a run is in flight) for 3 s; with a
+# second argument, also the status bar (its run summary) differs from that digest.
+status_digest() { img digest "$1" $STATUSBAR; }
 wait_landed() {
-    local what=$1 start=$SECONDS last="" same=0 n
+    local what=$1 status_before=${2:-} start=$SECONDS last="" same=0 n
     sleep 1
     while :; do
         check_alive
@@ -214,7 +222,9 @@ wait_landed() {
         last=$sum
         if [ "$same" -ge 3 ]; then
             n=$(img coloured "$WORK/poll.ppm" $TIMELINE)
-            [ "$n" -ge 50 ] && return 0
+            if [ "$n" -ge 50 ] && { [ -z "$status_before" ] || [ "$(status_digest "$WORK/poll.ppm")" != "$status_before" ]; }; then
+                return 0
+            fi
         fi
         [ $((SECONDS - start)) -lt "$TIMEOUT" ] ||
             die "$what: no run landed within ${TIMEOUT}s (the timeline shows no bars or the screen keeps changing)"
@@ -309,6 +319,7 @@ walk() {
 
     # Until the layout is known: the run has landed when the screen has stopped changing.
     TIMELINE="$wx $wy $((wx + ww)) $((wy + wh))"
+    STATUSBAR="$wx $((wy + wh - 22)) $((wx + ww)) $((wy + wh))"
     STEP="wait for the first run"
     wait_landed "first run"
 
@@ -350,15 +361,21 @@ walk() {
     shot editor-json
     key ctrl+shift+Tab
 
-    # Timeline: click a bar (a matrix bar when there is one); the tooltip names it.
+    # Timeline: zoom in with the wheel about a point a third of the way in, then click a bar
+    # (a matrix bar when there is one); the tooltip names it.
+    STEP="timeline zoom"
+    xdotool mousemove --sync $((c1 + (c2 - c1) * 30 / 100)) $(((top + m1) / 2))
+    xdotool click --repeat 12 --delay 60 4
+    shot timeline-zoom
     STEP="timeline bar"
     capture "$WORK/now.ppm"
     local bar
     bar=$(img bar "$WORK/now.ppm" $TIMELINE) || die "no bar found in the timeline ($TIMELINE)"
     say "$SIZE: timeline bar at $bar"
     click $bar
-    xdotool mousemove_relative 1 0 mousemove_relative -- -1 0 # hover there: the bar's tooltip
-    SETTLE=2 shot timeline-bar
+    sleep 0.3 # hover there (a move, then rest): the bar's tooltip
+    xdotool mousemove_relative 1 0 sleep 0.2 mousemove_relative -- -1 0
+    SETTLE=2.5 shot timeline-bar
 
     STEP="lifetimes"
     capture "$WORK/now.ppm"
@@ -392,6 +409,9 @@ walk() {
     # Edit a tile factor with the keyboard: tile_C's fx 128 -> 64 in the argument table
     # (Tab from the directive table; "fx" finds the row; F2 edits, Ctrl+A, 64, Return).
     STEP="edit tile factor"
+    capture "$WORK/now.ppm"
+    local status
+    status=$(status_digest "$WORK/now.ppm")
     click $tablex $tabley
     key ctrl+Home
     key Tab
@@ -403,14 +423,16 @@ walk() {
     key Return
     sleep 1
     [ "$(autosave_field fx)" = 64 ] || die "the keyboard edit did not reach the schedule (autosave fx: $(autosave_field fx))"
-    wait_landed "run after the edit"
+    wait_landed "run after the edit" "$status"
     shot edit-fx-64
 
     STEP="undo"
+    capture "$WORK/now.ppm"
+    status=$(status_digest "$WORK/now.ppm")
     key ctrl+z
     sleep 1
     [ "$(autosave_field fx)" = 128 ] || die "Ctrl+Z did not restore fx (autosave fx: $(autosave_field fx))"
-    wait_landed "run after the undo"
+    wait_landed "run after the undo" "$status"
     shot undo
 
     # History: the second tab of the Code | History tab bar.
