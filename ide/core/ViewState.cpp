@@ -1,5 +1,7 @@
 #include "ide/core/ViewState.h"
 
+#include <algorithm>
+
 namespace tessel::ide {
 
 ViewState::ViewState(QObject *parent) : QObject(parent) {}
@@ -25,6 +27,13 @@ void ViewState::panBy(double delta) {
 
 void ViewState::resetZoom() {
     m_zoom.reset();
+    Q_EMIT zoomChanged();
+}
+
+void ViewState::zoomTo(double start, double end) {
+    m_zoom.start = std::min(start, end);
+    m_zoom.end = std::max(start, end);
+    m_zoom.clamp();
     Q_EMIT zoomChanged();
 }
 

@@ -24,6 +24,8 @@ public:
     void zoomBy(double factor, double anchor);
     void panBy(double delta);
     void resetZoom();
+    /** Shows [start, end] (clamped to the full range). */
+    void zoomTo(double start, double end);
 
     QString selectedDirective() const { return m_selected; }
     void selectDirective(const QString &id);

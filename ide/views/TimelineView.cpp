@@ -3,17 +3,23 @@
 #include "ide/core/Session.h"
 #include "npu_target/isa/InstrTable.h"
 
+#include <QHash>
+#include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QToolButton>
 #include <QToolTip>
 #include <QWheelEvent>
 
+#include <algorithm>
 #include <cmath>
 
 namespace tessel::ide {
 
 namespace {
 constexpr double kLabelWidth = 76, kRuler = 20;
+
+const QColor kStallFill(238, 238, 238), kStallHatch(110, 110, 110), kIssueFill(196, 204, 218);
 
 QColor barColor(const tessel::sim::TraceEvent &e) {
     using tessel::isa::Op;
@@ -23,7 +29,9 @@ QColor barColor(const tessel::sim::TraceEvent &e) {
     }
     switch (tessel::isa::op_info(e.op).unit) {
     case Unit::Dma:
-        return e.src == "GM" ? QColor(52, 120, 200) : e.dst == "GM" ? QColor(120, 80, 190) : QColor(40, 170, 190);
+        return e.src == "GM"   ? QColor(52, 120, 200)
+               : e.dst == "GM" ? QColor(120, 80, 190)
+                               : QColor(40, 170, 190);
     case Unit::Matrix:
         return QColor(235, 140, 30);
     case Unit::Vector:
@@ -46,17 +54,62 @@ double tickStep(double span, int target) {
     }
     return 10 * p;
 }
+
+QString percentOf(uint64_t part, uint64_t whole) {
+    return QString::number(whole ? 100.0 * double(part) / double(whole) : 0.0, 'f', 0) +
+           QLatin1Char('%');
+}
+
+/** When an instruction left its queue (made room): its start; a WAIT_FLAG's end. */
+uint64_t leftQueueCycle(const tessel::sim::TraceEvent &e) {
+    return e.op == tessel::isa::Op::WAIT_FLAG ? e.end : e.start;
+}
+
+QString eventLine(const tessel::sim::TraceEvent &ev) {
+    QString text = QStringLiteral("%1 on %2\ncycles %3 - %4 (%5)")
+                       .arg(QString::fromLatin1(tessel::isa::op_info(ev.op).mnemonic),
+                            QString::fromStdString(ev.pipe))
+                       .arg(ev.start)
+                       .arg(ev.end)
+                       .arg(ev.end - ev.start);
+    if (ev.bytes > 0 || !ev.src.empty() || !ev.dst.empty()) {
+        text += QLatin1Char('\n');
+    }
+    if (ev.bytes > 0) {
+        text += QStringLiteral("%1 bytes").arg(ev.bytes);
+    }
+    if (!ev.src.empty() || !ev.dst.empty()) {
+        text += QStringLiteral("  %1 -> %2")
+                    .arg(QString::fromStdString(ev.src), QString::fromStdString(ev.dst));
+    }
+    return text;
+}
 } // namespace
 
-TimelineView::TimelineView(Session *session, QWidget *parent) : QWidget(parent), m_session(session) {
+TimelineView::TimelineView(Session *session, QWidget *parent)
+    : QWidget(parent), m_session(session) {
     setMouseTracking(true);
     setMinimumHeight(160);
+    setFocusPolicy(Qt::ClickFocus); // Esc and F; not a Tab stop
     auto repaint = [this] { update(); };
     connect(session->viewState(), &ViewState::zoomChanged, this, repaint);
     connect(session->viewState(), &ViewState::selectionChanged, this, repaint);
-    connect(session->timeline(), &QAbstractItemModel::modelReset, this, repaint);
+    connect(session->timeline(), &QAbstractItemModel::modelReset, this, [this] {
+        forgetRun();
+        update();
+    });
+    connect(session, &Session::compileFinished, this, [this] { forgetRun(); });
     connect(session, &Session::predictionChanged, this, repaint);
+    m_fit = new QToolButton(this);
+    m_fit->setText(tr("fit"));
+    m_fit->setToolTip(tr("Zoom to fit the whole run (F)"));
+    m_fit->setAutoRaise(true);
+    m_fit->setFocusPolicy(Qt::NoFocus);
+    m_fit->setGeometry(int(kLabelWidth) - 32, 0, 28, int(kRuler) - 1);
+    connect(m_fit, &QToolButton::clicked, this, [this] { m_session->viewState()->resetZoom(); });
 }
+
+TimelineView::~TimelineView() = default;
 
 void TimelineView::setShowPrediction(bool on) {
     m_showPrediction = on;
@@ -78,7 +131,9 @@ QStringList TimelineView::predictedPipes() const {
         }
     }
     std::stable_sort(out.begin(), out.end(), [&](const QString &a, const QString &b) {
-        auto rank = [&](const QString &x) { return sim.contains(x) ? sim.indexOf(x) : int(sim.size()); };
+        auto rank = [&](const QString &x) {
+            return sim.contains(x) ? sim.indexOf(x) : int(sim.size());
+        };
         return rank(a) < rank(b);
     });
     return out;
@@ -92,10 +147,203 @@ QRectF TimelineView::plotArea() const {
     return QRectF(kLabelWidth, kRuler, width() - kLabelWidth - 6, height() - kRuler - 4);
 }
 
+QRectF TimelineView::laneOf(int row) const {
+    return laneRect(plotArea(), rowCount(), row, 3);
+}
+
 TimeAxis TimelineView::axis() const {
     const ZoomRange &z = m_session->viewState()->zoom();
     QRectF a = plotArea();
     return TimeAxis{z.start, z.end, a.left(), a.right()};
+}
+
+TraceMachine TimelineView::machine() const {
+    return TraceMachine::of(m_session->arch());
+}
+
+QVector<TimelineBar> TimelineView::bars(int row) const {
+    QVector<TimelineBar> out;
+    const TimelineModel *m = m_session->timeline();
+    if (row < 0 || row >= m->pipes().size()) {
+        return out;
+    }
+    const TimeAxis ax = axis();
+    const QRectF lane = laneOf(row);
+    const TraceMachine tm = machine();
+    // Whole pixels, and a 1 px gap at the right end of any bar 3 px or wider: N
+    // back-to-back bars read as N.
+    auto rectOf = [&](const CycleSpan &s) {
+        const double x0 = std::round(ax.mapTimeToX(double(s.start))),
+                     x1 = std::round(ax.mapTimeToX(double(s.end)));
+        const double w = x1 - x0 >= 3 ? x1 - x0 - 1 : std::max(1.0, x1 - x0);
+        return QRectF(x0, lane.top() + 1, w, lane.height() - 2);
+    };
+    auto visible = [&](const CycleSpan &s) {
+        return !(double(s.end) < ax.t0 || double(s.start) > ax.t1);
+    };
+    const FrontEnd &fe = frontEnd();
+    QHash<int, uint64_t> prevEnd; // per core
+    QHash<int, int> feNext;       // per core: the next front-end span to draw
+    QHash<QRgb, int> sameColour;  // bars so far of each colour: every other one is a shade darker
+    for (int i : m->eventsOf(row)) {
+        const auto &e = m->event(i);
+        uint64_t &prev = prevEnd[e.core];
+        const EventParts parts =
+            splitEvent(e, prev, tm, fe.ok() ? fe.queuedAt(size_t(i)) : UINT64_MAX);
+        const CycleSpan gap{prev, e.start};
+        prev = std::max(prev, e.end);
+        if (e.pipe == tm.scalarPipe && fe.ok()) {
+            // The front end's issue slots and full-queue waits before this event (replayed).
+            const auto &spans = fe.spansOf(e.core);
+            int &k = feNext[e.core];
+            for (; k < int(spans.size()) && spans[size_t(k)].start < e.start; ++k) {
+                const FrontEnd::Span &f = spans[size_t(k)];
+                const CycleSpan fs{f.start, f.end};
+                if (visible(fs)) {
+                    out.append({rectOf(fs), -1, fs, f.stall, f.stall, false, int(f.blockedBy),
+                                int(f.issued)});
+                }
+            }
+        } else if (e.pipe == tm.scalarPipe && !gap.empty() && visible(gap)) {
+            // Not replayed: the front end issuing the other pipes' instructions, counted as busy.
+            out.append({rectOf(gap), -1, gap, false, false, false});
+        }
+        if (!parts.stall.empty() && visible(parts.stall)) {
+            out.append({rectOf(parts.stall), i, parts.stall, true, parts.derivedStall, false});
+        }
+        CycleSpan busy = parts.busy;
+        if (busy.empty() && parts.stall.empty() && e.op != tessel::isa::Op::WAIT_FLAG) {
+            busy = {e.start, e.start}; // a zero-length instruction: still one pixel
+        } else if (busy.empty()) {
+            continue;
+        }
+        const bool alternate = (sameColour[barColor(e).rgb()]++ & 1) != 0;
+        if (visible(busy)) {
+            out.append({rectOf(busy), i, busy, false, false, alternate});
+        }
+    }
+    return out;
+}
+
+qint64 TimelineView::timeAt(double x) const {
+    const double t = std::round(axis().mapXToTime(x));
+    return qint64(std::clamp(t, 0.0, double(m_session->timeline()->cycles())));
+}
+
+void TimelineView::setSelection(qint64 t0, qint64 t1) {
+    m_selT0 = std::max<qint64>(0, std::min(t0, t1));
+    m_selT1 = std::max<qint64>(0, std::max(t0, t1));
+    update();
+    Q_EMIT selectionChanged();
+}
+
+void TimelineView::clearSelection() {
+    m_selecting = false;
+    if (m_selT0 == 0 && m_selT1 == 0) {
+        return;
+    }
+    m_selT0 = m_selT1 = 0;
+    update();
+    Q_EMIT selectionChanged();
+}
+
+RangeSummary TimelineView::selectionSummary() const {
+    const auto &report = m_session->timeline()->report();
+    if (!hasSelection() || !report || !report->sim) {
+        return {};
+    }
+    const QPair<qint64, qint64> range{m_selT0, m_selT1};
+    if (m_summaryOf != report.get() || m_summaryRange != range) {
+        m_summary = summarizeRange(report->sim->trace, uint64_t(m_selT0), uint64_t(m_selT1),
+                                   machine(), &frontEnd());
+        m_summaryOf = report.get();
+        m_summaryRange = range;
+    }
+    return m_summary;
+}
+
+QString TimelineView::selectionText() const {
+    if (!hasSelection()) {
+        return {};
+    }
+    const RangeSummary s = selectionSummary();
+    const uint64_t span = s.t1 - s.t0;
+    QStringList lines;
+    lines << tr("cycles %1 - %2 (%3)").arg(s.t0).arg(s.t1).arg(span);
+    const QStringList rows = m_session->timeline()->pipes();
+    std::vector<const PipeRangeStats *> pipes;
+    for (const auto &p : s.pipes) {
+        pipes.push_back(&p);
+    }
+    std::stable_sort(pipes.begin(), pipes.end(),
+                     [&](const PipeRangeStats *a, const PipeRangeStats *b) {
+                         auto rank = [&](const PipeRangeStats *x) {
+                             return rows.indexOf(QString::fromStdString(x->pipe));
+                         };
+                         return std::make_pair(rank(a), a->core) < std::make_pair(rank(b), b->core);
+                     });
+    for (const PipeRangeStats *p : pipes) {
+        const QString name = (p->core > 0 ? QStringLiteral("c%1 ").arg(p->core) : QString()) +
+                             QString::fromStdString(p->pipe);
+        lines << tr("%1: busy %2 (%3), stall %4 (%5), idle %6 (%7)")
+                     .arg(name)
+                     .arg(p->busy)
+                     .arg(percentOf(p->busy, span))
+                     .arg(p->stall)
+                     .arg(percentOf(p->stall, span))
+                     .arg(p->idle)
+                     .arg(percentOf(p->idle, span));
+    }
+    for (const auto &e : s.edges) {
+        const QString engine = QString::fromStdString(e.engine.empty() ? e.pipe : e.engine);
+        lines << tr("%1%2 %3 -> %4: %5 in %6 %7")
+                     .arg(e.core > 0 ? QStringLiteral("c%1 ").arg(e.core) : QString(), engine,
+                          QString::fromStdString(e.src), QString::fromStdString(e.dst),
+                          formatBytes(qint64(std::llround(e.bytes))))
+                     .arg(e.transfers)
+                     .arg(e.transfers == 1 ? tr("transfer") : tr("transfers"));
+    }
+    const qint64 cut = m_session->timeline()->traceCutCycle();
+    if (cut >= 0 && m_selT1 > cut) {
+        lines << tr("the trace stops at cycle %1: later events are not counted").arg(cut);
+    }
+    return lines.join(QLatin1Char('\n'));
+}
+
+void TimelineView::paintSelection(QPainter &p, const QRectF &area, const TimeAxis &ax) const {
+    if (!hasSelection() && !m_selecting) {
+        return;
+    }
+    const double x0 = std::max(area.left(), ax.mapTimeToX(double(m_selT0)));
+    const double x1 = std::min(area.right(), ax.mapTimeToX(double(m_selT1)));
+    p.setClipping(false);
+    if (x1 >= x0) {
+        p.fillRect(QRectF(x0, area.top(), std::max(1.0, x1 - x0), area.height()),
+                   QColor(40, 110, 220, 45));
+        p.setPen(QPen(QColor(40, 110, 220), 1));
+        p.drawLine(QPointF(x0, kRuler), QPointF(x0, area.bottom()));
+        p.drawLine(QPointF(x1, kRuler), QPointF(x1, area.bottom()));
+    }
+    const QString text = selectionText();
+    if (text.isEmpty()) {
+        return;
+    }
+    // The summary box on the side of the plot the selection leaves free.
+    const QFontMetrics fm = p.fontMetrics();
+    const QStringList lines = text.split(QLatin1Char('\n'));
+    int w = 0;
+    for (const QString &l : lines) {
+        w = std::max(w, fm.horizontalAdvance(l));
+    }
+    const double bw = std::min(area.width() - 8, double(w + 12));
+    const double bh = std::min(area.height() - 8, double(lines.size() * fm.height() + 8));
+    const bool left = (x0 + x1) / 2 > area.center().x();
+    const QRectF box(left ? area.left() + 4 : area.right() - 4 - bw, area.top() + 4, bw, bh);
+    p.fillRect(box, QColor(255, 255, 255, 235));
+    p.setPen(QColor(40, 110, 220));
+    p.drawRect(box);
+    p.setPen(Qt::black);
+    p.drawText(box.adjusted(6, 4, -6, -4), Qt::AlignLeft | Qt::AlignTop, text);
 }
 
 void TimelineView::paintEvent(QPaintEvent *) {
@@ -126,33 +374,43 @@ void TimelineView::paintEvent(QPaintEvent *) {
         QRectF lane = laneRect(area, rows, row, 3);
         p.setClipping(false);
         p.setPen(Qt::black);
-        p.drawText(QRectF(2, lane.top(), kLabelWidth - 6, lane.height()), Qt::AlignVCenter | Qt::AlignRight, pipes[row]);
+        p.drawText(QRectF(2, lane.top(), kLabelWidth - 6, lane.height()),
+                   Qt::AlignVCenter | Qt::AlignRight, pipes[row]);
         p.setClipRect(area);
         // Idle background: whatever no bar covers stays this colour.
         p.fillRect(lane, QColor(250, 228, 228));
-        for (int i : m->eventsOf(row)) {
-            const auto &e = m->event(i);
-            if (double(e.end) < ax.t0 || double(e.start) > ax.t1) {
+        for (const TimelineBar &b : bars(row)) {
+            if (b.event < 0) { // the front end between its traced events
+                p.fillRect(b.rect, b.stall ? kStallFill : kIssueFill);
+                if (b.stall) {
+                    p.fillRect(b.rect, QBrush(kStallHatch, Qt::FDiagPattern));
+                }
                 continue;
             }
-            double x0 = ax.mapTimeToX(double(e.start)), x1 = ax.mapTimeToX(double(e.end));
-            QRectF bar(x0, lane.top() + 1, std::max(1.0, x1 - x0), lane.height() - 2);
-            QColor c = barColor(e);
-            if (e.op == tessel::isa::Op::WAIT_FLAG) {
-                bar = QRectF(x0, lane.center().y() - 1, std::max(1.0, x1 - x0), 2);
+            const bool isSel = !selected.isEmpty() && m->directiveOf(b.event) == selected;
+            if (b.stall) {
+                // A wait: light, hatched, the same height as a bar.
+                p.fillRect(b.rect, kStallFill);
+                p.fillRect(b.rect,
+                           QBrush(kStallHatch, b.derived ? Qt::FDiagPattern : Qt::BDiagPattern));
+            } else {
+                QColor c = barColor(m->event(b.event));
+                if (b.alternate) {
+                    c = c.darker(118);
+                }
+                if (!selected.isEmpty() && !isSel) {
+                    c = c.lighter(150);
+                }
+                p.fillRect(b.rect, c);
             }
-            bool isSel = !selected.isEmpty() && m->directiveOf(i) == selected;
-            if (!selected.isEmpty() && !isSel) {
-                c = c.lighter(150);
-            }
-            p.fillRect(bar, c);
             if (isSel) {
                 p.setPen(QPen(Qt::black, 1.5));
-                p.drawRect(bar);
+                p.drawRect(b.rect);
             }
         }
     }
-    // A capped trace: a marker where the recorded events stop (the summary still counts the whole run).
+    // A capped trace: a marker where the recorded events stop (the summary still counts the whole
+    // run).
     const qint64 cut = m->traceCutCycle();
     if (cut >= 0) {
         p.setClipping(false);
@@ -163,7 +421,8 @@ void TimelineView::paintEvent(QPaintEvent *) {
         }
         p.setPen(QColor(200, 30, 30));
         p.drawText(QRectF(kLabelWidth, kRuler + 2, std::max(10.0, width() - kLabelWidth - 4.0), 16),
-                   Qt::AlignRight | Qt::AlignTop, tr("trace stops at cycle %1 (trace cap); later events not shown").arg(cut));
+                   Qt::AlignRight | Qt::AlignTop,
+                   tr("trace stops at cycle %1 (trace cap); later events not shown").arg(cut));
         p.setClipRect(QRectF(0, kRuler, width(), height()));
     }
     // The cost model's predicted timeline: hatched bars, one row per pipe it models.
@@ -173,8 +432,8 @@ void TimelineView::paintEvent(QPaintEvent *) {
         QRectF lane = laneRect(area, rows, int(pipes.size()) + k, 3);
         p.setClipping(false);
         p.setPen(QColor(40, 90, 160));
-        p.drawText(QRectF(0, lane.top(), kLabelWidth - 4, lane.height()), Qt::AlignVCenter | Qt::AlignRight,
-                   tr("model %1").arg(model[k]));
+        p.drawText(QRectF(0, lane.top(), kLabelWidth - 4, lane.height()),
+                   Qt::AlignVCenter | Qt::AlignRight, tr("model %1").arg(model[k]));
         p.setClipRect(area);
         p.fillRect(lane, QColor(236, 242, 250));
         for (const auto &b : prediction->prediction.timeline) {
@@ -188,6 +447,7 @@ void TimelineView::paintEvent(QPaintEvent *) {
             p.drawRect(bar);
         }
     }
+    paintSelection(p, area, ax);
 }
 
 int TimelineView::eventAt(const QPointF &pt) const {
@@ -203,6 +463,183 @@ int TimelineView::eventAt(const QPointF &pt) const {
     return -1;
 }
 
+void TimelineView::forgetRun() {
+    m_analysed = false;
+    m_links.reset();
+    m_frontEnd.reset();
+    m_summaryOf = nullptr;
+}
+
+void TimelineView::analyse() const {
+    if (m_analysed) {
+        return;
+    }
+    m_analysed = true;
+    const auto &report = m_session->timeline()->report();
+    auto compile = m_session->lastCompile();
+    // The program that ran: the last compile, when it is of the same schedule.
+    const tessel::isa::Program *program = nullptr;
+    if (report && report->sim && compile && compile->has_program &&
+        compile->schedule_hash == report->schedule_hash) {
+        program = &compile->program;
+    }
+    m_links = std::make_unique<WaitLinks>(program ? WaitLinks(*report->sim, program) : WaitLinks());
+    m_frontEnd = std::make_unique<FrontEnd>(program ? FrontEnd(*report->sim, *program, machine())
+                                                    : FrontEnd());
+}
+
+const WaitLinks &TimelineView::waitLinks() const {
+    analyse();
+    return *m_links;
+}
+
+const FrontEnd &TimelineView::frontEnd() const {
+    analyse();
+    return *m_frontEnd;
+}
+
+QString TimelineView::hoverText(const QPointF &pt) const {
+    const TimelineModel *m = m_session->timeline();
+    int row = -1;
+    for (int r = 0; r < m->pipes().size(); ++r) {
+        if (laneOf(r).contains(pt)) {
+            row = r;
+        }
+    }
+    if (row < 0) {
+        return {};
+    }
+    const TimelineBar *best = nullptr;
+    double bestDist = 3.5; // pixels
+    const QVector<TimelineBar> all = bars(row);
+    for (const TimelineBar &b : all) {
+        const double d = pt.x() < b.rect.left()        ? b.rect.left() - pt.x()
+                         : pt.x() > b.rect.right() + 1 ? pt.x() - b.rect.right() - 1
+                                                       : 0;
+        if (d < bestDist) {
+            best = &b;
+            bestDist = d;
+        }
+    }
+    if (!best) {
+        return {};
+    }
+    const CycleSpan s = best->span;
+    if (best->event < 0 && best->stall) {
+        QString text = tr("stall on %1: cycles %2 - %3 (%4)\n")
+                           .arg(m->pipes()[row])
+                           .arg(s.start)
+                           .arg(s.end)
+                           .arg(s.length());
+        if (best->cause >= 0) {
+            const auto &c = m->event(best->cause);
+            text +=
+                tr("waits for room in the %1 queue (full); made when %2 %3\n(%4 at cycle %5, "
+                   "directive %6)")
+                    .arg(QString::fromStdString(c.pipe),
+                         QString::fromLatin1(tessel::isa::op_info(c.op).mnemonic),
+                         c.op == tessel::isa::Op::WAIT_FLAG ? tr("got its flag") : tr("started"),
+                         QString::fromStdString(c.src.empty() ? c.pipe.str()
+                                                              : c.src.str() + " -> " + c.dst.str()))
+                    .arg(leftQueueCycle(c))
+                    .arg(m->directiveOf(best->cause).isEmpty() ? tr("(none)")
+                                                               : m->directiveOf(best->cause));
+        }
+        return text + tr("\n(replayed from the trace and the program: not a trace event)");
+    }
+    if (best->event < 0) {
+        if (best->issued > 0) {
+            return tr("%1 issues %2 instructions to the other pipes\ncycles %3 - %4 "
+                      "(%5)\n(replayed from the "
+                      "trace and the program: not trace events)")
+                .arg(m->pipes()[row])
+                .arg(best->issued)
+                .arg(s.start)
+                .arg(s.end)
+                .arg(s.length());
+        }
+        return tr("%1 issuing instructions to the other pipes\ncycles %2 - %3 (%4)\n(not replayed: "
+                  "the program "
+                  "that ran is not at hand;\na wait for a full queue is counted here too)")
+            .arg(m->pipes()[row])
+            .arg(s.start)
+            .arg(s.end)
+            .arg(s.length());
+    }
+    const auto &ev = m->event(best->event);
+    const QString directive =
+        m->directiveOf(best->event).isEmpty() ? tr("(none)") : m->directiveOf(best->event);
+    if (!best->stall) {
+        QString text = eventLine(ev);
+        if (!ev.stall.empty()) {
+            text += QStringLiteral("\nstall: ") + QString::fromStdString(ev.stall);
+        }
+        return text + QStringLiteral("\ndirective: ") + directive;
+    }
+    QString text = tr("stall on %1: cycles %2 - %3 (%4)\n")
+                       .arg(QString::fromStdString(ev.pipe))
+                       .arg(s.start)
+                       .arg(s.end)
+                       .arg(s.length());
+    if (best->derived) {
+        const uint64_t queued =
+            frontEnd().ok() ? frontEnd().queuedAt(size_t(best->event)) : UINT64_MAX;
+        text += tr("waits for a free DMA slot (the engine's max_outstanding transfers are in "
+                   "flight),\nthen runs "
+                   "%1 %2 -> %3 (cycles %4 - %5)\n")
+                    .arg(QString::fromLatin1(tessel::isa::op_info(ev.op).mnemonic),
+                         QString::fromStdString(ev.src), QString::fromStdString(ev.dst))
+                    .arg(ev.start)
+                    .arg(ev.end);
+        text +=
+            queued == UINT64_MAX
+                ? tr("(derived: when it was queued is unknown, so this span starts where the "
+                     "pipe's\nprevious "
+                     "instruction ended: an upper bound)")
+                : tr("(derived: queued at cycle %1, ready from cycle %2)").arg(queued).arg(s.start);
+    } else {
+        const auto &report = m->report();
+        const WaitLinks &links = waitLinks();
+        text += QString::fromStdString(links.describe(*report->sim, size_t(best->event)));
+        text += tr("\n(%1, cycles %2 - %3)")
+                    .arg(QString::fromLatin1(tessel::isa::op_info(ev.op).mnemonic))
+                    .arg(ev.start)
+                    .arg(ev.end);
+        const WaitLinks::Link *l = links.of(size_t(best->event));
+        if (l && l->lastEvent >= 0 && !m->directiveOf(int(l->lastEvent)).isEmpty()) {
+            text += tr("\nthe producer's directive: %1").arg(m->directiveOf(int(l->lastEvent)));
+        }
+    }
+    return text + QStringLiteral("\ndirective: ") + directive;
+}
+
+bool TimelineView::event(QEvent *e) {
+    if (e->type() == QEvent::ShortcutOverride) {
+        // Esc clears a selection (instead of the window's Esc), F zooms to fit.
+        auto *k = static_cast<QKeyEvent *>(e);
+        if ((k->key() == Qt::Key_Escape && (hasSelection() || m_selecting)) ||
+            (k->key() == Qt::Key_F && k->modifiers() == Qt::NoModifier)) {
+            e->accept();
+            return true;
+        }
+    }
+    return QWidget::event(e);
+}
+
+void TimelineView::keyPressEvent(QKeyEvent *e) {
+    if (e->key() == Qt::Key_Escape && (hasSelection() || m_selecting)) {
+        clearSelection();
+        e->accept();
+        return;
+    }
+    if (e->key() == Qt::Key_F && e->modifiers() == Qt::NoModifier) {
+        m_session->viewState()->resetZoom();
+        e->accept();
+        return;
+    }
+    QWidget::keyPressEvent(e);
+}
+
 void TimelineView::wheelEvent(QWheelEvent *e) {
     double factor = e->angleDelta().y() > 0 ? 1.25 : 0.8;
     m_session->viewState()->zoomBy(factor, axis().mapXToTime(e->position().x()));
@@ -210,11 +647,27 @@ void TimelineView::wheelEvent(QWheelEvent *e) {
 }
 
 void TimelineView::mousePressEvent(QMouseEvent *e) {
+    if (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ShiftModifier) &&
+        !m_session->timeline()->pipes().isEmpty()) {
+        // Shift+drag: a range selection from here.
+        m_selecting = true;
+        m_selAnchor = timeAt(e->position().x());
+        m_selT0 = m_selT1 = m_selAnchor;
+        update();
+        return;
+    }
     m_dragX = e->position().x();
     m_dragged = false;
 }
 
 void TimelineView::mouseMoveEvent(QMouseEvent *e) {
+    if (m_selecting) {
+        const qint64 t = timeAt(e->position().x());
+        m_selT0 = std::min(m_selAnchor, t);
+        m_selT1 = std::max(m_selAnchor, t);
+        update();
+        return;
+    }
     if (m_dragX >= 0 && (e->buttons() & Qt::LeftButton)) {
         double dx = e->position().x() - m_dragX;
         if (std::abs(dx) > 2 || m_dragged) {
@@ -224,33 +677,27 @@ void TimelineView::mouseMoveEvent(QMouseEvent *e) {
         }
         return;
     }
-    int i = eventAt(e->position());
-    if (i < 0) {
+    const QString text = hoverText(e->position());
+    if (text.isEmpty()) {
         QToolTip::hideText();
         return;
     }
-    const TimelineModel *m = m_session->timeline();
-    const auto &ev = m->event(i);
-    QString text = QStringLiteral("%1 on %2\ncycles %3 - %4 (%5)\n")
-                       .arg(QString::fromLatin1(tessel::isa::op_info(ev.op).mnemonic), QString::fromStdString(ev.pipe))
-                       .arg(ev.start)
-                       .arg(ev.end)
-                       .arg(ev.end - ev.start);
-    if (ev.bytes > 0) {
-        text += QStringLiteral("%1 bytes").arg(ev.bytes);
-    }
-    if (!ev.src.empty() || !ev.dst.empty()) {
-        text += QStringLiteral("  %1 -> %2").arg(QString::fromStdString(ev.src), QString::fromStdString(ev.dst));
-    }
-    if (!ev.stall.empty()) {
-        text += QStringLiteral("\nstall: ") + QString::fromStdString(ev.stall);
-    }
-    text += QStringLiteral("\ndirective: ") + (m->directiveOf(i).isEmpty() ? tr("(none)") : m->directiveOf(i));
     QToolTip::showText(e->globalPosition().toPoint(), text, this);
 }
 
 void TimelineView::mouseReleaseEvent(QMouseEvent *e) {
+    if (m_selecting) {
+        const qint64 t = timeAt(e->position().x());
+        m_selecting = false;
+        if (t == m_selAnchor) {
+            clearSelection(); // a Shift+click selects nothing
+        } else {
+            setSelection(m_selAnchor, t);
+        }
+        return;
+    }
     if (!m_dragged) {
+        clearSelection(); // a click clears the range
         int i = eventAt(e->position());
         if (i >= 0) {
             m_session->viewState()->selectDirective(m_session->timeline()->directiveOf(i));

@@ -1,0 +1,440 @@
+#include "ide/core/TimeRange.h"
+
+#include "npu_target/isa/InstrTable.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <sstream>
+#include <tuple>
+#include <utility>
+
+namespace tessel::ide {
+
+using tessel::isa::Op;
+using tessel::sim::TraceEvent;
+
+TraceMachine TraceMachine::of(const tessel::ArchSpec &arch) {
+    TraceMachine m;
+    m.scalarPipe = arch.scalar.pipe;
+    m.issueCycles = uint64_t(std::max(1, arch.scalar.issue_cycles));
+    for (const auto &e : arch.engines) {
+        for (const auto &edge : e.edges) {
+            m.edges.push_back({e.name, e.pipe, edge.src, edge.dst});
+        }
+    }
+    m.queueDepth = arch.pipes;
+    return m;
+}
+
+std::string TraceMachine::engineOf(const std::string &pipe, const std::string &src,
+                                   const std::string &dst) const {
+    for (const auto &e : edges) {
+        if (e.pipe == pipe && e.src == src && e.dst == dst) {
+            return e.engine;
+        }
+    }
+    return {};
+}
+
+EventParts splitEvent(const TraceEvent &e, uint64_t prevEnd, const TraceMachine &m,
+                      uint64_t queued) {
+    EventParts p;
+    if (e.op == Op::END) {
+        p.stall = {e.start, e.end};
+        return p;
+    }
+    const bool scalar = e.pipe == m.scalarPipe;
+    if (scalar && (e.op == Op::WAIT_FLAG || e.op == Op::BARRIER || e.op == Op::SET_FLAG)) {
+        const uint64_t issue = e.end >= e.start + m.issueCycles ? e.end - m.issueCycles : e.start;
+        p.stall = {e.start, issue};
+        p.busy = {issue, e.end};
+        return p;
+    }
+    if (e.op == Op::WAIT_FLAG) {
+        p.stall = {e.start, e.end};
+        return p;
+    }
+    p.busy = {e.start, e.end};
+    // Ready at max(previous end, queued) (Simulator.cpp, step_pipe): waiting from there on.
+    const uint64_t ready = queued == UINT64_MAX ? prevEnd : std::max(prevEnd, queued);
+    if (e.op == Op::DMA && e.stall == "dma_outstanding" && ready < e.start) {
+        p.stall = {ready, e.start};
+        p.derivedStall = true;
+    }
+    return p;
+}
+
+// ---- FrontEnd ----------------------------------------------------------------
+
+namespace {
+bool onScalarPipe(const tessel::isa::Instr &in) {
+    using tessel::isa::Pipe;
+    return in.op < Op::DMA || in.op == Op::BARRIER || in.op == Op::END ||
+           (in.op == Op::SET_FLAG && in.src_pipe == uint8_t(Pipe::S)) ||
+           (in.op == Op::WAIT_FLAG && in.dst_pipe == uint8_t(Pipe::S));
+}
+
+bool isBranch(Op op) {
+    return op == Op::BEQ || op == Op::BNE || op == Op::BLT || op == Op::BGE || op == Op::JMP;
+}
+
+/** When event e left its queue: an instruction when it started, a WAIT_FLAG when its flag came. */
+uint64_t leftQueue(const TraceEvent &e) {
+    return e.op == Op::WAIT_FLAG ? e.end : e.start;
+}
+} // namespace
+
+FrontEnd::FrontEnd(const tessel::sim::SimReport &report, const tessel::isa::Program &program,
+                   const TraceMachine &m) {
+    const auto &trace = report.trace;
+    const auto &code = program.code;
+    m_queued.assign(trace.size(), UINT64_MAX);
+    // Per core: the scalar pipe's events, and per other pipe its events in queue order.
+    struct Core {
+        std::vector<size_t> scalar;
+        std::map<uint16_t, std::vector<size_t>> pipes; // pipe name id -> events
+        std::map<uint16_t, size_t> next;               // pipe -> its next event to issue
+        std::map<uint16_t, size_t> depth;
+    };
+    std::map<int, Core> cores;
+    std::unordered_map<uint32_t, uint16_t>
+        pipeOfPc; // a non-scalar instruction always goes to one pipe
+    for (size_t i = 0; i < trace.size(); ++i) {
+        const TraceEvent &e = trace[i];
+        Core &c = cores[e.core];
+        if (e.pipe == m.scalarPipe) {
+            c.scalar.push_back(i);
+            continue;
+        }
+        c.pipes[e.pipe.id()].push_back(i);
+        pipeOfPc.emplace(e.pc, e.pipe.id());
+        if (!c.depth.count(e.pipe.id())) {
+            auto it = m.queueDepth.find(e.pipe.str());
+            c.depth[e.pipe.id()] = size_t(std::max(1, it == m.queueDepth.end() ? 32 : it->second));
+        }
+    }
+    auto fail = [&](const std::string &why) {
+        m_ok = false;
+        m_failure = why;
+        m_spans.clear();
+        m_queued.clear();
+    };
+    for (auto &[id, c] : cores) {
+        std::vector<Span> &spans = m_spans[id];
+        uint64_t fe = 0;
+        // The straight-line code [from, to) the front end issued between two scalar instructions.
+        auto fits = [&](uint32_t from, uint32_t to) {
+            if (from > to || to > code.size()) {
+                return false;
+            }
+            for (uint32_t q = from; q < to; ++q) {
+                auto pp = pipeOfPc.find(q);
+                if (onScalarPipe(code[q]) || pp == pipeOfPc.end()) {
+                    return false;
+                }
+                const auto &evs = c.pipes[pp->second];
+                const size_t k = c.next[pp->second];
+                if (q == from && (k >= evs.size() || trace[evs[k]].pc != q)) {
+                    return false;
+                }
+            }
+            return true;
+        };
+        auto issue = [&](uint32_t from, uint32_t to) {
+            for (uint32_t q = from; q < to; ++q) {
+                const uint16_t pipe = pipeOfPc[q];
+                const auto &evs = c.pipes[pipe];
+                const size_t k = c.next[pipe]++;
+                if (k >= evs.size() || trace[evs[k]].pc != q) {
+                    return false;
+                }
+                uint64_t ready = fe;
+                int64_t blocker = -1;
+                const size_t depth = c.depth[pipe];
+                if (k >= depth && leftQueue(trace[evs[k - depth]]) > fe) {
+                    blocker = int64_t(evs[k - depth]);
+                    ready = leftQueue(trace[evs[k - depth]]);
+                }
+                if (ready > fe) {
+                    spans.push_back({fe, ready, true, 0, blocker});
+                }
+                m_queued[evs[k]] = ready;
+                if (!spans.empty() && !spans.back().stall && spans.back().end == ready) {
+                    spans.back().end = ready + m.issueCycles;
+                    spans.back().issued++;
+                } else {
+                    spans.push_back({ready, ready + m.issueCycles, false, 1, -1});
+                }
+                fe = ready + m.issueCycles;
+            }
+            return true;
+        };
+        uint32_t pc = 0;
+        int64_t branch = -1; // the last scalar event, when it was a branch (two ways on)
+        for (size_t si : c.scalar) {
+            const TraceEvent &s = trace[si];
+            if (s.pc >= code.size() || code[s.pc].op != s.op) {
+                fail("the program does not match the trace");
+                return;
+            }
+            uint32_t from = pc;
+            if (branch >= 0) {
+                const tessel::isa::Instr &b = code[trace[size_t(branch)].pc];
+                const uint32_t taken = uint32_t(std::max<int64_t>(0, b.imm));
+                const bool fall = b.op != Op::JMP && fits(pc, s.pc);
+                from = fall ? pc : taken;
+            }
+            if (!fits(from, s.pc) || !issue(from, s.pc)) {
+                fail("cannot replay the front end before pc " + std::to_string(s.pc));
+                return;
+            }
+            if (s.start != fe) {
+                fail("the replay reaches pc " + std::to_string(s.pc) + " at cycle " +
+                     std::to_string(fe) + ", the trace at " + std::to_string(s.start));
+                return;
+            }
+            fe = s.end;
+            pc = s.pc + 1;
+            branch = isBranch(s.op) ? int64_t(si) : -1;
+        }
+    }
+    m_ok = true;
+}
+
+const std::vector<FrontEnd::Span> &FrontEnd::spansOf(int core) const {
+    static const std::vector<Span> none;
+    auto it = m_spans.find(core);
+    return it == m_spans.end() ? none : it->second;
+}
+
+namespace {
+uint64_t overlap(const CycleSpan &s, uint64_t t0, uint64_t t1) {
+    const uint64_t a = std::max(s.start, t0), b = std::min(s.end, t1);
+    return b > a ? b - a : 0;
+}
+} // namespace
+
+const PipeRangeStats *RangeSummary::pipe(const std::string &name, int core) const {
+    for (const auto &p : pipes) {
+        if (p.pipe == name && p.core == core) {
+            return &p;
+        }
+    }
+    return nullptr;
+}
+
+const EdgeRangeStats *RangeSummary::edge(const std::string &src, const std::string &dst,
+                                         int core) const {
+    for (const auto &e : edges) {
+        if (e.src == src && e.dst == dst && e.core == core) {
+            return &e;
+        }
+    }
+    return nullptr;
+}
+
+RangeSummary summarizeRange(const std::vector<TraceEvent> &events, uint64_t t0, uint64_t t1,
+                            const TraceMachine &m, const FrontEnd *fe) {
+    const bool replayed = fe && fe->ok();
+    RangeSummary r;
+    r.t0 = t0;
+    r.t1 = std::max(t0, t1);
+    struct PipeState {
+        size_t index;
+        uint64_t prevEnd = 0;
+    };
+    std::map<std::pair<int, uint16_t>, PipeState> pipes; // (core, pipe name id)
+    std::map<std::tuple<int, uint16_t, uint16_t, uint16_t>, size_t> edges;
+    for (size_t i = 0; i < events.size(); ++i) {
+        const TraceEvent &e = events[i];
+        auto key = std::make_pair(int(e.core), e.pipe.id());
+        auto it = pipes.find(key);
+        if (it == pipes.end()) {
+            it = pipes.emplace(key, PipeState{r.pipes.size()}).first;
+            PipeRangeStats s;
+            s.core = e.core;
+            s.pipe = e.pipe.str();
+            r.pipes.push_back(s);
+        }
+        PipeState &ps = it->second;
+        PipeRangeStats &s = r.pipes[ps.index];
+        const EventParts parts =
+            splitEvent(e, ps.prevEnd, m, replayed ? fe->queuedAt(i) : UINT64_MAX);
+        if (e.pipe == m.scalarPipe && ps.prevEnd < e.start && !replayed) {
+            // The front end between two traced events, not replayed: counted as issuing (busy).
+            s.busy += overlap({ps.prevEnd, e.start}, r.t0, r.t1);
+        }
+        ps.prevEnd = std::max(ps.prevEnd, e.end);
+        const uint64_t busy = overlap(parts.busy, r.t0, r.t1),
+                       stall = overlap(parts.stall, r.t0, r.t1);
+        s.busy += busy;
+        s.stall += stall;
+        const bool inRange =
+            busy + stall > 0 || (e.start == e.end && e.start >= r.t0 && e.start < r.t1);
+        if (inRange) {
+            s.events++;
+        }
+        // Bytes of a DMA in proportion to the part of its transfer inside the range (all of
+        // a zero-length one when it starts inside).
+        const uint64_t len = parts.busy.length();
+        const bool moved = len > 0 ? busy > 0 : e.start >= r.t0 && e.start < r.t1;
+        if (e.op != Op::DMA || !moved) {
+            continue;
+        }
+        auto ekey = std::make_tuple(int(e.core), e.pipe.id(), e.src.id(), e.dst.id());
+        auto eit = edges.find(ekey);
+        if (eit == edges.end()) {
+            eit = edges.emplace(ekey, r.edges.size()).first;
+            EdgeRangeStats es;
+            es.core = e.core;
+            es.pipe = e.pipe.str();
+            es.src = e.src.str();
+            es.dst = e.dst.str();
+            es.engine = m.engineOf(es.pipe, es.src, es.dst);
+            r.edges.push_back(es);
+        }
+        EdgeRangeStats &es = r.edges[eit->second];
+        es.bytes += len > 0 ? double(e.bytes) * double(busy) / double(len) : double(e.bytes);
+        es.transfers++;
+    }
+    if (replayed) {
+        // The front end's issue slots and full-queue waits between its traced events.
+        for (auto &s : r.pipes) {
+            if (s.pipe != m.scalarPipe) {
+                continue;
+            }
+            for (const FrontEnd::Span &f : fe->spansOf(s.core)) {
+                (f.stall ? s.stall : s.busy) += overlap({f.start, f.end}, r.t0, r.t1);
+            }
+        }
+    }
+    const uint64_t span = r.t1 - r.t0;
+    for (auto &s : r.pipes) {
+        s.idle = span > s.busy + s.stall ? span - s.busy - s.stall : 0;
+    }
+    return r;
+}
+
+// ---- WaitLinks ---------------------------------------------------------------
+
+namespace {
+std::string flagPipeName(uint8_t p, const std::string &scalarPipe) {
+    if (p == uint8_t(tessel::isa::Pipe::S)) {
+        return scalarPipe;
+    }
+    return tessel::isa::pipe_name(static_cast<tessel::isa::Pipe>(p));
+}
+} // namespace
+
+WaitLinks::WaitLinks(const tessel::sim::SimReport &report, const tessel::isa::Program *program) {
+    if (!program) {
+        return;
+    }
+    const auto &trace = report.trace;
+    // The scalar pipe is the one BARRIER / END run on.
+    std::string scalarPipe = "S";
+    for (const auto &e : trace) {
+        if (e.op == Op::BARRIER || e.op == Op::END) {
+            scalarPipe = e.pipe.str();
+            break;
+        }
+    }
+    std::map<std::tuple<int, uint8_t, uint8_t, uint8_t>, std::deque<size_t>>
+        fired;                                              // flag -> set_flag events
+    std::map<std::pair<int, uint16_t>, int64_t> lastOnPipe; // (core, pipe) -> last event recorded
+    std::unordered_map<size_t, int64_t>
+        beforeSet; // set_flag event -> the event before it on its pipe
+    for (size_t i = 0; i < trace.size(); ++i) {
+        const TraceEvent &e = trace[i];
+        if (e.pc >= program->code.size() || program->code[e.pc].op != e.op) {
+            continue; // not this program
+        }
+        const tessel::isa::Instr &in = program->code[e.pc];
+        auto pipeKey = std::make_pair(int(e.core), e.pipe.id());
+        if (e.op == Op::SET_FLAG) {
+            fired[{int(e.core), in.src_pipe, in.dst_pipe, in.event}].push_back(i);
+            auto lp = lastOnPipe.find(pipeKey);
+            beforeSet[i] = lp == lastOnPipe.end() ? -1 : lp->second;
+        } else if (e.op == Op::WAIT_FLAG) {
+            Link l;
+            l.what = "flag " + flagPipeName(in.src_pipe, scalarPipe) + " -> " +
+                     flagPipeName(in.dst_pipe, scalarPipe) + " #" + std::to_string(int(in.event));
+            auto &q = fired[{int(e.core), in.src_pipe, in.dst_pipe, in.event}];
+            if (!q.empty()) {
+                l.setEvent = int64_t(q.front());
+                l.lastEvent = beforeSet[q.front()];
+                q.pop_front();
+            }
+            m_links[i] = l;
+        } else if (e.op == Op::BARRIER || e.op == Op::END) {
+            const bool all = e.op == Op::END || in.src_pipe == uint8_t(tessel::isa::Pipe::ALL);
+            const std::string one = all ? std::string() : flagPipeName(in.src_pipe, scalarPipe);
+            Link l;
+            l.what = all ? "every pipe to drain" : one + " to drain";
+            for (const auto &kv : lastOnPipe) {
+                const TraceEvent &last = trace[size_t(kv.second)];
+                if (kv.first.first != int(e.core) || last.pipe == scalarPipe ||
+                    (!all && last.pipe != one)) {
+                    continue;
+                }
+                if (l.lastEvent < 0 || last.end > trace[size_t(l.lastEvent)].end) {
+                    l.lastEvent = kv.second;
+                }
+            }
+            m_links[i] = l;
+        }
+        lastOnPipe[pipeKey] = int64_t(i);
+    }
+}
+
+const WaitLinks::Link *WaitLinks::of(size_t index) const {
+    auto it = m_links.find(index);
+    return it == m_links.end() ? nullptr : &it->second;
+}
+
+namespace {
+std::string eventWords(const TraceEvent &e) {
+    std::ostringstream os;
+    os << tessel::isa::op_info(e.op).mnemonic;
+    if (!e.src.empty() || !e.dst.empty()) {
+        os << " " << e.src.str() << " -> " << e.dst.str();
+    }
+    return os.str();
+}
+} // namespace
+
+std::string WaitLinks::describe(const tessel::sim::SimReport &report, size_t index) const {
+    if (index >= report.trace.size()) {
+        return {};
+    }
+    const TraceEvent &e = report.trace[index];
+    const Link *l = of(index);
+    std::ostringstream os;
+    if (!l) {
+        if (e.op == Op::WAIT_FLAG) {
+            os << "waits for a flag (which one: the program that ran is not at hand)";
+        } else if (e.op == Op::BARRIER || e.op == Op::END) {
+            os << "waits for the pipes to drain";
+        }
+        return os.str();
+    }
+    os << "waits for " << l->what;
+    if (l->setEvent >= 0) {
+        const TraceEvent &s = report.trace[size_t(l->setEvent)];
+        os << ", set by " << s.pipe.str() << " at cycle " << s.start;
+        if (l->lastEvent >= 0) {
+            const TraceEvent &p = report.trace[size_t(l->lastEvent)];
+            os << " after " << eventWords(p) << " (cycles " << p.start << " - " << p.end << ")";
+        }
+    } else if (e.op == Op::WAIT_FLAG) {
+        os << " (its set_flag is not in the trace)";
+    } else if (l->lastEvent >= 0) {
+        const TraceEvent &p = report.trace[size_t(l->lastEvent)];
+        os << "; the last to finish: " << p.pipe.str() << " " << eventWords(p) << " (cycles "
+           << p.start << " - " << p.end << ")";
+    }
+    return os.str();
+}
+
+} // namespace tessel::ide

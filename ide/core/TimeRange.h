@@ -1,0 +1,168 @@
+#ifndef TESSEL_IDE_CORE_TIMERANGE_H
+#define TESSEL_IDE_CORE_TIMERANGE_H
+
+// What the pipes did in a range of simulated cycles, from the simulator's trace
+// (plain data, no widgets; the timeline view paints and summarises with it,
+// tests/ide/test_ide_timeline.cpp checks it against the SimReport):
+//  - splitEvent: the stall part and the busy part of one trace event;
+//  - summarizeRange: per pipe busy / stall / idle cycles and per DMA edge the
+//    bytes moved in [t0, t1), events overlapping an end clipped proportionally;
+//  - FrontEnd: the scalar front end's issue slots and full-queue waits, which
+//    are not trace events, replayed from the trace and the program;
+//  - WaitLinks: what each waiting event waited for (the flag and the set_flag
+//    that released it, the pipe a barrier drained).
+//
+// How the trace tells executing from waiting (npu_target/sim/Simulator.cpp):
+//  - WAIT_FLAG on a pipe other than the scalar one is recorded from the cycle it
+//    reached the head of its queue to the cycle the flag let it go, and the
+//    pipe does nothing else meanwhile: the whole event is a stall.
+//  - On the scalar pipe (the front end) WAIT_FLAG, BARRIER and SET_FLAG are
+//    recorded from the cycle the front end reached them to the end of their
+//    issue slot: [start, end - issue) is the wait, the last `issue` cycles the
+//    issue. END is recorded up to the drain, all wait (its issue slot lies past
+//    the end of the run).
+//  - The front end also issues every other instruction (one `issue` slot each,
+//    in the simulator's busy count) and waits while the target pipe's queue is
+//    full (in its stall count); neither is a trace event. FrontEnd replays them
+//    from the trace and the program: the straight-line code between two traced
+//    scalar instructions is what was issued between them, and the n-th
+//    instruction of a pipe with queue depth D could be queued once the (n-D)-th
+//    had left the queue (its start; a WAIT_FLAG's end). The replay is checked
+//    against every traced front-end event; without the program, or if the check
+//    fails, the gaps are counted as busy (issuing) and the replay is not used.
+//  - A DMA that carries the stall reason "dma_outstanding" started late because
+//    the engine had max_outstanding descriptors in flight: its wait runs from
+//    when it could have started (the end of the pipe's previous event, or later
+//    if it was queued later: FrontEnd::queuedAt) to its start. Without the
+//    replay the queue time is unknown and the span starts at the previous
+//    event's end (an upper bound).
+//  - Everything else (DMA transfers, MMAD with its fill/drain, vector ops with
+//    bank conflicts, scalar ops with a load's latency) is busy for its whole span.
+
+#include "npu_target/arch/ArchSpec.h"
+#include "npu_target/isa/Program.h"
+#include "npu_target/sim/Simulator.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace tessel::ide {
+
+/** What the splitting needs to know about the machine. */
+struct TraceMachine {
+    std::string scalarPipe = "S";
+    uint64_t issueCycles = 1;
+    /** (engine, pipe, src, dst) of every engine edge, to name the engine of a DMA event. */
+    struct Edge {
+        std::string engine, pipe, src, dst;
+    };
+    std::vector<Edge> edges;
+    std::map<std::string, int> queueDepth; // pipe -> instructions its queue holds (32 when absent)
+    static TraceMachine of(const tessel::ArchSpec &arch);
+    /** The engine that moves src -> dst on `pipe` ("" when the arch has none). */
+    std::string engineOf(const std::string &pipe, const std::string &src,
+                         const std::string &dst) const;
+};
+
+/** [start, end) in cycles; empty when end <= start. */
+struct CycleSpan {
+    uint64_t start = 0, end = 0;
+    bool empty() const { return end <= start; }
+    uint64_t length() const { return empty() ? 0 : end - start; }
+};
+
+/** One event's cycles: the wait before or instead of its work, then the work. */
+struct EventParts {
+    CycleSpan stall;
+    CycleSpan busy;
+    bool derivedStall = false; // a DMA's wait for an outstanding slot: derived, not a traced span
+};
+
+/** `prevEnd`: the end of the previous event of the same core and pipe (0 for the first);
+ * `queued`: when the event was queued (FrontEnd::queuedAt; UINT64_MAX when unknown). */
+EventParts splitEvent(const tessel::sim::TraceEvent &e, uint64_t prevEnd, const TraceMachine &m,
+                      uint64_t queued = UINT64_MAX);
+
+/** The scalar front end between its traced events, replayed (see the top of this file). */
+class FrontEnd {
+public:
+    FrontEnd() = default;
+    FrontEnd(const tessel::sim::SimReport &report, const tessel::isa::Program &program,
+             const TraceMachine &m);
+    /** The replay matched every traced front-end event (else nothing below is known). */
+    bool ok() const { return m_ok; }
+    std::string failure() const { return m_failure; }
+    struct Span {
+        uint64_t start = 0, end = 0;
+        bool stall = false;     // waiting for room in a full queue; else issuing
+        uint32_t issued = 0;    // issuing: how many instructions
+        int64_t blockedBy = -1; // stall: the event whose leaving the queue made room
+    };
+    /** Core `core`'s issue slots and full-queue waits, in time order (empty unless ok()). */
+    const std::vector<Span> &spansOf(int core) const;
+    /** When trace event `i` (not on the scalar pipe) was queued, UINT64_MAX when unknown. */
+    uint64_t queuedAt(size_t i) const { return i < m_queued.size() ? m_queued[i] : UINT64_MAX; }
+
+private:
+    bool m_ok = false;
+    std::string m_failure;
+    std::map<int, std::vector<Span>> m_spans;
+    std::vector<uint64_t> m_queued;
+};
+
+struct PipeRangeStats {
+    int core = 0;
+    std::string pipe;
+    uint64_t busy = 0, stall = 0, idle = 0; // busy + stall + idle == t1 - t0
+    uint64_t events = 0;                    // events overlapping the range
+};
+
+struct EdgeRangeStats {
+    int core = 0;
+    std::string engine, pipe, src, dst;
+    double bytes = 0;       // events overlapping an end of the range count in proportion
+    uint64_t transfers = 0; // DMA events overlapping the range
+};
+
+struct RangeSummary {
+    uint64_t t0 = 0, t1 = 0;
+    std::vector<PipeRangeStats> pipes; // in the order the pipes first appear in the trace
+    std::vector<EdgeRangeStats> edges; // in the order the edges first appear
+    const PipeRangeStats *pipe(const std::string &name, int core = 0) const;
+    const EdgeRangeStats *edge(const std::string &src, const std::string &dst, int core = 0) const;
+};
+
+/** Per pipe busy / stall / idle cycles and per DMA edge the bytes moved in [t0, t1); with `fe`
+ * (ok()) the scalar pipe's gaps and the DMAs' queue times come from its replay. */
+RangeSummary summarizeRange(const std::vector<tessel::sim::TraceEvent> &events, uint64_t t0,
+                            uint64_t t1, const TraceMachine &m, const FrontEnd *fe = nullptr);
+
+/** What the waiting events of a trace waited for, when the program is at hand. */
+class WaitLinks {
+public:
+    WaitLinks() = default;
+    /** `program`: the program that ran (the event pcs index its code); null: only the stall
+     * reasons. */
+    WaitLinks(const tessel::sim::SimReport &report, const tessel::isa::Program *program);
+    struct Link {
+        std::string what;      // "flag MTE2 -> M #1", "MTE2 to drain", "every pipe to drain"
+        int64_t setEvent = -1; // the set_flag event that released a WAIT_FLAG
+        int64_t lastEvent =
+            -1; // the producer's event just before that set_flag / the barrier's last drained event
+    };
+    /** The link of waiting event `index`, or null (not a wait, or not known). */
+    const Link *of(size_t index) const;
+    /** One line for a tooltip: "waits for flag MTE2 -> M #1, set by MTE2 at cycle 120 after dma (GM
+     * -> L1)". */
+    std::string describe(const tessel::sim::SimReport &report, size_t index) const;
+
+private:
+    std::unordered_map<size_t, Link> m_links;
+};
+
+} // namespace tessel::ide
+
+#endif

@@ -1,0 +1,407 @@
+// The pipe timeline (issue 29, items 2 and 3) on a real run, GEMM 256^3 tiled_staged on
+// ascend-like: stalls drawn as stalls (and what they wait for), adjacent bars
+// distinguishable, the range selection's numbers (core/TimeRange) against the
+// SimReport and against a range worked out by hand, Shift+drag / Esc / click / F on the
+// widget.
+#include "ide/core/Session.h"
+#include "ide/core/TimeRange.h"
+#include "ide/views/TimelineView.h"
+
+#include <QTemporaryDir>
+#include <QToolButton>
+#include <QtTest>
+
+#include <cmath>
+#include <memory>
+
+using namespace tessel::ide;
+using tessel::isa::Op;
+using tessel::sim::TraceEvent;
+
+namespace {
+tessel::ScheduleSpec tiledStaged() {
+    return tessel::load_schedule(std::string(TESSEL_SOURCE_DIR) +
+                                 "/samples/gemm/schedules/tiled_staged.json");
+}
+
+/** Two DMA events of one pipe, the second the next DMA after the first, at most `gap`
+ * cycles later (only flag instructions between them): back to back for gap = 0. */
+struct Adjacent {
+    int row = -1, first = -1, second = -1;
+};
+Adjacent adjacentDmas(const TimelineModel &m, uint64_t gap) {
+    for (int row = 0; row < m.pipes().size(); ++row) {
+        int prev = -1;
+        for (int i : m.eventsOf(row)) {
+            const TraceEvent &e = m.event(i);
+            if (e.op != Op::DMA) {
+                continue;
+            }
+            if (prev >= 0) {
+                const TraceEvent &a = m.event(prev);
+                if (e.start >= a.end && e.start - a.end <= gap && a.end > a.start &&
+                    e.end > e.start) {
+                    return {row, prev, i};
+                }
+            }
+            prev = i;
+        }
+    }
+    return {};
+}
+
+void compareSummaries(const RangeSummary &got, const RangeSummary &want) {
+    QCOMPARE(got.t0, want.t0);
+    QCOMPARE(got.t1, want.t1);
+    QCOMPARE(got.pipes.size(), want.pipes.size());
+    for (size_t i = 0; i < want.pipes.size(); ++i) {
+        QCOMPARE(QString::fromStdString(got.pipes[i].pipe),
+                 QString::fromStdString(want.pipes[i].pipe));
+        QCOMPARE(got.pipes[i].busy, want.pipes[i].busy);
+        QCOMPARE(got.pipes[i].stall, want.pipes[i].stall);
+        QCOMPARE(got.pipes[i].idle, want.pipes[i].idle);
+    }
+    QCOMPARE(got.edges.size(), want.edges.size());
+    for (size_t i = 0; i < want.edges.size(); ++i) {
+        QCOMPARE(got.edges[i].bytes, want.edges[i].bytes);
+        QCOMPARE(got.edges[i].transfers, want.edges[i].transfers);
+    }
+}
+} // namespace
+
+class TestTimeline : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+    std::unique_ptr<Session> m_s;
+    TraceMachine m_machine;
+    FrontEnd m_fe;
+
+    const tessel::sim::SimReport &sim() const { return *m_s->lastRun()->sim; }
+    const TimelineModel &model() const { return *m_s->timeline(); }
+
+    /** The x of cycle `t` in `tv` at its current zoom. */
+    static double xOf(const TimelineView &tv, double t) { return tv.timeAxis().mapTimeToX(t); }
+
+private Q_SLOTS:
+    void initTestCase() {
+        QVERIFY(m_dir.isValid());
+        m_s = std::make_unique<Session>();
+        m_s->setAutosavePath(m_dir.filePath("autosave.json"));
+        m_s->setDatabasePath(m_dir.filePath("tessel.db"));
+        m_s->service()->setDebounceMs(10);
+        QString error;
+        QVERIFY2(m_s->open("gemm", {{"M", "256"}, {"N", "256"}, {"K", "256"}}, "ascend-like",
+                           tiledStaged(), &error),
+                 qPrintable(error));
+        QElapsedTimer t;
+        t.start();
+        while ((m_s->service()->isBusy() || !m_s->lastRun()) && t.elapsed() < 60000) {
+            QTest::qWait(20);
+        }
+        QVERIFY(m_s->lastRun() && m_s->lastRun()->sim);
+        QVERIFY(m_s->lastRun()->verified);
+        QVERIFY(!sim().trace_truncated);
+        QVERIFY(sim().trace.size() > 100);
+        m_machine = TraceMachine::of(m_s->arch());
+        QCOMPARE(QString::fromStdString(m_machine.scalarPipe), QString("S"));
+        // The front end's replay needs the program that ran: the session's last compile.
+        auto compile = m_s->lastCompile();
+        QVERIFY(compile && compile->has_program);
+        QCOMPARE(compile->schedule_hash, m_s->lastRun()->schedule_hash);
+        m_fe = FrontEnd(sim(), compile->program, m_machine);
+        QVERIFY2(m_fe.ok(), m_fe.failure().c_str());
+    }
+
+    void wholeRunMatchesTheSimReport() {
+        const auto &r = sim();
+        const RangeSummary all = summarizeRange(r.trace, 0, r.cycles, m_machine, &m_fe);
+        const RangeSummary plain = summarizeRange(r.trace, 0, r.cycles, m_machine); // no replay
+        QCOMPARE(all.pipes.size(), size_t(model().pipes().size()));
+        int checked = 0;
+        for (const auto &ps : r.pipes) {
+            const PipeRangeStats *p = all.pipe(ps.pipe, ps.core);
+            if (!p) {
+                QCOMPARE(ps.instructions, uint64_t(0)); // a pipe without events
+                continue;
+            }
+            QCOMPARE(p->busy + p->stall + p->idle, r.cycles);
+            if (ps.pipe == m_machine.scalarPipe) {
+                // The front end, replayed: its issue slots are its busy cycles, its full-queue
+                // waits and traced waits its stalls; END's issue slot lies past the last cycle.
+                QCOMPARE(p->busy, ps.busy_cycles - m_machine.issueCycles);
+                QCOMPARE(p->stall, ps.stall_cycles);
+                QVERIFY2(p->busy < r.cycles / 10,
+                         qPrintable(QString::number(p->busy))); // not "100 % busy"
+                // Without the replay the gaps count as issuing: busy + stall still add up.
+                const PipeRangeStats *q = plain.pipe(ps.pipe, ps.core);
+                QCOMPARE(q->busy + q->stall,
+                         ps.busy_cycles + ps.stall_cycles - m_machine.issueCycles);
+            } else {
+                QCOMPARE(p->busy, ps.busy_cycles);
+                QCOMPARE(p->stall, ps.stall_cycles);
+                QCOMPARE(plain.pipe(ps.pipe, ps.core)->busy, ps.busy_cycles);
+            }
+            ++checked;
+        }
+        QVERIFY(checked >= 5);
+        size_t used = 0;
+        for (const auto &es : r.edges) {
+            if (es.descriptors == 0) {
+                QVERIFY(!all.edge(es.src, es.dst));
+                continue;
+            }
+            ++used;
+            const EdgeRangeStats *e = all.edge(es.src, es.dst);
+            QVERIFY2(e, (es.src + "->" + es.dst).c_str());
+            QCOMPARE(QString::fromStdString(e->engine), QString::fromStdString(es.engine));
+            QCOMPARE(e->bytes, double(es.bytes));
+            QCOMPARE(e->transfers, es.descriptors);
+        }
+        QVERIFY(used >= 4);
+        QCOMPARE(all.edges.size(), used);
+    }
+
+    void aRangeWorkedOutByHand() {
+        const Adjacent adj = adjacentDmas(model(), 0);
+        QVERIFY(adj.row >= 0);
+        const TraceEvent &a = model().event(adj.first), &b = model().event(adj.second);
+        QCOMPARE(a.end, b.start);
+        // From the middle of A to the end of B: half of A and all of B, on that pipe nothing else.
+        const uint64_t la = a.end - a.start, d = la / 2;
+        const RangeSummary s = summarizeRange(sim().trace, a.start + d, b.end, m_machine);
+        const PipeRangeStats *p = s.pipe(a.pipe.str());
+        QVERIFY(p);
+        QCOMPARE(p->busy, (la - d) + (b.end - b.start));
+        QCOMPARE(p->stall, uint64_t(0));
+        QCOMPARE(p->idle, uint64_t(0));
+        const EdgeRangeStats *e = s.edge(a.src.str(), a.dst.str());
+        QVERIFY(e);
+        double want = double(a.bytes) * double(la - d) / double(la);
+        if (b.src == a.src && b.dst == a.dst) {
+            want += double(b.bytes);
+            QCOMPARE(e->transfers, uint64_t(2));
+        }
+        QVERIFY2(std::abs(e->bytes - want) < 1e-6,
+                 qPrintable(QString("%1 vs %2").arg(e->bytes).arg(want)));
+        // A flag wait of a pipe other than S: all stall, nothing busy.
+        for (int row = 0; row < model().pipes().size(); ++row) {
+            if (model().pipes()[row] == "S") {
+                continue;
+            }
+            for (int i : model().eventsOf(row)) {
+                const TraceEvent &w = model().event(i);
+                if (w.op == Op::WAIT_FLAG && w.end > w.start + 1) {
+                    const RangeSummary ws = summarizeRange(sim().trace, w.start, w.end, m_machine);
+                    const PipeRangeStats *wp = ws.pipe(w.pipe.str());
+                    QCOMPARE(wp->stall, w.end - w.start);
+                    QCOMPARE(wp->busy, uint64_t(0));
+                    QCOMPARE(wp->idle, uint64_t(0));
+                    return;
+                }
+            }
+        }
+        QFAIL("no flag wait longer than a cycle outside S");
+    }
+
+    void frontEndWaitsForAFullQueue() {
+        // The front end issues ahead until a pipe's queue is full, then waits for room: a replayed
+        // stall span on S, made room for by the event D places ahead on that pipe.
+        const auto &spans = m_fe.spansOf(0);
+        const FrontEnd::Span *wait = nullptr;
+        uint64_t issued = 0;
+        for (const auto &f : spans) {
+            issued += f.issued;
+            if (f.stall && !wait && f.end - f.start > 10) {
+                wait = &f;
+            }
+        }
+        QVERIFY(wait);
+        QVERIFY(wait->blockedBy >= 0);
+        const TraceEvent &cause = sim().trace[size_t(wait->blockedBy)];
+        QCOMPARE(cause.op == Op::WAIT_FLAG ? cause.end : cause.start, wait->end);
+        // Every instruction of the other pipes was issued once.
+        uint64_t others = 0;
+        for (const auto &e : sim().trace) {
+            others += e.pipe != m_machine.scalarPipe;
+        }
+        QCOMPARE(issued, others);
+        const RangeSummary ws =
+            summarizeRange(sim().trace, wait->start, wait->end, m_machine, &m_fe);
+        QCOMPARE(ws.pipe("S")->stall, wait->end - wait->start);
+        QCOMPARE(ws.pipe("S")->busy, uint64_t(0));
+        // Drawn and explained.
+        TimelineView tv(m_s.get());
+        tv.resize(1000, 320);
+        m_s->viewState()->zoomTo(double(wait->start), double(wait->end));
+        const int row = int(model().pipes().indexOf("S"));
+        const QString text = tv.hoverText(
+            QPointF(xOf(tv, (wait->start + wait->end) / 2.0), tv.laneOf(row).center().y()));
+        QVERIFY2(
+            text.contains(
+                QString("waits for room in the %1 queue").arg(QString::fromStdString(cause.pipe))),
+            qPrintable(text));
+        m_s->viewState()->resetZoom();
+    }
+
+    void adjacentBarsAreDistinct() {
+        TimelineView tv(m_s.get());
+        tv.resize(1000, 320);
+        // Back to back (MTE1: L1 -> L0A then L1 -> L0B), seen close up; and two GM -> L1 chunks one
+        // set_flag apart, seen with the whole run in view (where they used to merge into one
+        // block).
+        const Adjacent exact = adjacentDmas(model(), 0), near = adjacentDmas(model(), 2);
+        QVERIFY(exact.row >= 0 && near.row >= 0);
+        for (const Adjacent &adj : {exact, near}) {
+            const TraceEvent &a = model().event(adj.first), &b = model().event(adj.second);
+            if (adj.first == exact.first) {
+                m_s->viewState()->zoomTo(double(a.start) - 2.0 * (a.end - a.start),
+                                         double(b.end) + 2.0 * (b.end - b.start));
+            } else {
+                m_s->viewState()->resetZoom();
+            }
+            const TimelineBar *ra = nullptr, *rb = nullptr;
+            const QVector<TimelineBar> bars = tv.bars(adj.row);
+            for (const TimelineBar &bar : bars) {
+                if (!bar.stall && bar.event == adj.first) {
+                    ra = &bar;
+                }
+                if (!bar.stall && bar.event == adj.second) {
+                    rb = &bar;
+                }
+            }
+            QVERIFY(ra && rb);
+            QVERIFY2(ra->rect.width() >= 3, qPrintable(QString::number(ra->rect.width())));
+            // A 1 px gap between them, and, for one colour, different shades.
+            QVERIFY2(ra->rect.x() + ra->rect.width() < rb->rect.x(),
+                     qPrintable(QString("%1 + %2 vs %3")
+                                    .arg(ra->rect.x())
+                                    .arg(ra->rect.width())
+                                    .arg(rb->rect.x())));
+            if (a.src == b.src && a.dst == b.dst) {
+                QVERIFY(ra->alternate != rb->alternate);
+            }
+            // And so on the screen: the pixel after the first bar is not either bar's colour.
+            const QImage img = tv.grab().toImage();
+            const int y = int(ra->rect.center().y());
+            const QRgb inA = img.pixel(int(ra->rect.center().x()), y),
+                       inB = img.pixel(int(rb->rect.center().x()), y);
+            const QRgb gap = img.pixel(int(ra->rect.x() + ra->rect.width()), y);
+            QVERIFY(inA != inB);
+            QVERIFY(gap != inA && gap != inB);
+        }
+        m_s->viewState()->resetZoom();
+    }
+
+    void stallsAreDrawnAsStalls() {
+        TimelineView tv(m_s.get());
+        tv.resize(1200, 320);
+        m_s->viewState()->resetZoom();
+        // A pipe other than S that waits for a flag: a hatched stall span, and its tooltip says for
+        // what.
+        bool flagWait = false, barrier = false;
+        for (int row = 0; row < model().pipes().size() && !(flagWait && barrier); ++row) {
+            for (const TimelineBar &bar : tv.bars(row)) {
+                if (!bar.stall || bar.derived || bar.rect.width() < 3) {
+                    continue;
+                }
+                const TraceEvent &e = model().event(bar.event);
+                // Zoom onto the span so that it is under the mouse alone.
+                m_s->viewState()->zoomTo(double(bar.span.start), double(bar.span.end));
+                const QString text = tv.hoverText(QPointF(
+                    xOf(tv, (bar.span.start + bar.span.end) / 2.0), tv.laneOf(row).center().y()));
+                m_s->viewState()->resetZoom();
+                if (e.op == Op::WAIT_FLAG && model().pipes()[row] != "S" && !flagWait) {
+                    if (qEnvironmentVariableIsSet("TESSEL_TIMELINE_SAY")) {
+                        qInfo("%s", qPrintable(text));
+                    }
+                    QVERIFY2(text.startsWith("stall on") && text.contains("waits for flag") &&
+                                 text.contains("set by"),
+                             qPrintable(text));
+                    flagWait = true;
+                }
+                if ((e.op == Op::BARRIER || e.op == Op::END) && !barrier) {
+                    QCOMPARE(model().pipes()[row], QString("S"));
+                    if (qEnvironmentVariableIsSet("TESSEL_TIMELINE_SAY")) {
+                        qInfo("%s", qPrintable(text));
+                    }
+                    QVERIFY2(text.contains("to drain"), qPrintable(text));
+                    barrier = true;
+                }
+                if (flagWait && barrier) {
+                    break;
+                }
+            }
+        }
+        QVERIFY(flagWait);
+        QVERIFY(barrier);
+        // The S row is no longer one long busy bar: its stall spans cover what the summary calls
+        // stall.
+        const int s = int(model().pipes().indexOf("S"));
+        uint64_t stallCycles = 0;
+        for (const TimelineBar &bar : tv.bars(s)) {
+            if (bar.stall) {
+                stallCycles += bar.span.length();
+            }
+        }
+        const RangeSummary all = summarizeRange(sim().trace, 0, sim().cycles, m_machine, &m_fe);
+        QVERIFY(tv.frontEnd().ok());
+        QCOMPARE(stallCycles, all.pipe("S")->stall);
+    }
+
+    void shiftDragSelectsARange() {
+        TimelineView tv(m_s.get());
+        tv.resize(1200, 320);
+        tv.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&tv));
+        m_s->viewState()->resetZoom();
+        const double cycles = double(sim().cycles);
+        const int row = int(model().pipes().indexOf("MTE2"));
+        const int y = int(tv.laneOf(row).center().y());
+        const QPoint p0(int(xOf(tv, cycles * 0.2)), y), p1(int(xOf(tv, cycles * 0.55)), y);
+        QTest::mousePress(&tv, Qt::LeftButton, Qt::ShiftModifier, p0);
+        QTest::mouseMove(&tv, QPoint((p0.x() + p1.x()) / 2, y));
+        QTest::mouseMove(&tv, p1);
+        QTest::mouseRelease(&tv, Qt::LeftButton, Qt::ShiftModifier, p1);
+        QVERIFY(tv.hasSelection());
+        const auto sel = tv.selection();
+        const double perPixel = 1.0 / tv.timeAxis().scale();
+        QVERIFY2(std::abs(double(sel.first) - tv.timeAxis().mapXToTime(p0.x())) <= 1,
+                 qPrintable(QString::number(sel.first)));
+        QVERIFY(std::abs(double(sel.second) - cycles * 0.55) <= perPixel + 1);
+        const RangeSummary want = summarizeRange(sim().trace, uint64_t(sel.first),
+                                                 uint64_t(sel.second), m_machine, &m_fe);
+        compareSummaries(tv.selectionSummary(), want);
+        const PipeRangeStats *mte2 = want.pipe("MTE2");
+        QVERIFY(mte2 && mte2->busy > 0);
+        const QString text = tv.selectionText();
+        QVERIFY2(text.contains(QString("MTE2: busy %1").arg(mte2->busy)), qPrintable(text));
+        QVERIFY2(text.contains(QString("cycles %1 - %2").arg(sel.first).arg(sel.second)),
+                 qPrintable(text));
+        QVERIFY2(text.contains("GM -> L1"), qPrintable(text));
+        const QPixmap shot = tv.grab(); // the overlay paints
+        QVERIFY(!shot.isNull());
+        if (qEnvironmentVariableIsSet("TESSEL_TIMELINE_PNG")) { // to look at it
+            shot.save(qEnvironmentVariable("TESSEL_TIMELINE_PNG"));
+        }
+        // Esc clears it.
+        QTest::keyClick(&tv, Qt::Key_Escape);
+        QVERIFY(!tv.hasSelection());
+        QVERIFY(tv.selectionText().isEmpty());
+        // So does a plain click.
+        tv.setSelection(10, 200);
+        QVERIFY(tv.hasSelection());
+        QTest::mouseClick(&tv, Qt::LeftButton, {}, p0);
+        QVERIFY(!tv.hasSelection());
+        // F and the fit button zoom to the whole run.
+        m_s->viewState()->zoomTo(cycles * 0.4, cycles * 0.5);
+        QTest::keyClick(&tv, Qt::Key_F);
+        QCOMPARE(m_s->viewState()->zoom().start, 0.0);
+        QCOMPARE(m_s->viewState()->zoom().end, cycles);
+        m_s->viewState()->zoomTo(cycles * 0.4, cycles * 0.5);
+        tv.fitButton()->click();
+        QCOMPARE(m_s->viewState()->zoom().end - m_s->viewState()->zoom().start, cycles);
+    }
+};
+
+QTEST_MAIN(TestTimeline)
+#include "test_ide_timeline.moc"
