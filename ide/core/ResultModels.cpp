@@ -458,6 +458,21 @@ void MetricsModel::rebuild() {
                     QStringLiteral("%1 (%2 B/cycle)").arg(e.bytes).arg(e.achieved_bytes_per_cycle, 0, 'f', 1));
             }
         }
+        // Speed of light: the share of the run each resource needs at this schedule's traffic.
+        if (m_report->roofline && m_report->roofline->valid) {
+            const auto &rl = *m_report->roofline;
+            add(QStringLiteral("binds"), qs(rl.binding));
+            for (const auto &roof : rl.roofs) {
+                QString v = QStringLiteral("%1% of the run").arg(100 * roof.utilisation, 0, 'f', 1);
+                if (roof.memory) {
+                    v += QStringLiteral(", %1 bytes, %2 ops/byte").arg(roof.bytes).arg(roof.intensity, 0, 'g', 4);
+                }
+                add(QStringLiteral("speed of light ") + qs(roof.name), v);
+            }
+            if (!rl.hint.empty()) {
+                add(QStringLiteral("hint"), qs(rl.hint));
+            }
+        }
     }
     endResetModel();
 }

@@ -4,13 +4,19 @@
 
 #include <QChart>
 #include <QChartView>
+#include <QGraphicsSimpleTextItem>
 #include <QHeaderView>
 #include <QLineSeries>
 #include <QLogValueAxis>
 #include <QScatterSeries>
 #include <QSplitter>
 #include <QTableView>
+#include <QToolTip>
 #include <QVBoxLayout>
+
+#include <algorithm>
+#include <memory>
+#include <cmath>
 
 namespace tessel::ide {
 
@@ -42,79 +48,188 @@ QWidget *MetricsView::table() const {
     return m_table;
 }
 
+namespace {
+
+// A colour per roof, stable for a given position in the roof list.
+QColor roofColor(int i) {
+    static const QColor palette[] = {QColor(31, 119, 180), QColor(255, 127, 14), QColor(44, 160, 44),
+                                     QColor(148, 103, 189), QColor(140, 86, 75),  QColor(227, 119, 194),
+                                     QColor(23, 190, 207),  QColor(188, 189, 34), QColor(127, 127, 127)};
+    return palette[i % int(sizeof palette / sizeof palette[0])];
+}
+
+} // namespace
+
 void MetricsView::rebuildChart() {
     auto *chart = new QChart;
-    chart->setTitle(tr("Roofline: min(matrix peak, GM bandwidth x intensity)"));
     chart->legend()->setAlignment(Qt::AlignBottom);
     chart->setMargins(QMargins(2, 2, 2, 2));
     auto compile = m_session->metrics()->compileResult();
     auto report = m_session->metrics()->report();
-    const tessel::Roofline *rf = compile ? &compile->roofline : nullptr;
-    double matrixCycles = 0, readCycles = 0;
-    if (rf) {
-        for (const auto &t : rf->terms) {
-            if (t.resource.rfind("matrix", 0) == 0) {
-                matrixCycles = t.cycles;
-            } else if (t.resource == "GM read") {
-                readCycles = t.cycles;
-            }
-        }
-    }
-    if (!rf || rf->macs <= 0 || matrixCycles <= 0 || readCycles <= 0) {
-        chart->setTitle(compile && !compile->ok ? tr("Roofline: the schedule did not compile")
-                                                : tr("Roofline: no matrix work in this operator"));
+    const tessel::RooflinePoints *rl = report && report->roofline ? &*report->roofline : nullptr;
+    auto install = [this, chart] {
+        QChart *old = m_chart->chart();
         m_chart->setChart(chart);
+        delete old;
+    };
+    if (!rl || !rl->valid) {
+        QString why = compile && !compile->ok ? tr("the schedule did not compile")
+                      : !report              ? tr("waiting for the run")
+                      : rl                   ? QString::fromStdString(rl->why_not)
+                                             : tr("the run did not finish");
+        chart->setTitle(tr("Roofline: %1").arg(why));
+        install();
         return;
     }
-    double ops = 2.0 * double(rf->macs);
-    double bytes = double(rf->gm_read_bytes + rf->gm_write_bytes);
-    double ai = ops / bytes;
-    double peak = ops / matrixCycles;                     // ops per cycle
-    double bw = double(rf->gm_read_bytes) / readCycles;  // bytes per cycle
-    auto *roof = new QLineSeries;
-    roof->setName(tr("roof"));
-    double lo = ai / 64, hi = std::max(ai * 64, 2 * peak / bw);
-    for (double x = lo; x <= hi * 1.001; x *= 1.25) {
-        roof->append(x, std::min(peak, bw * x));
+    chart->setTitle(tr("Roofline (%1): %2 binds<br>\u25CF this schedule, one point per memory roof "
+                       "&nbsp; \u25A0 physical limit")
+                        .arg(QString::fromStdString(rl->work_unit), QString::fromStdString(rl->binding)));
+    chart->legend()->hide(); // the roofs are labelled on the plot: a legend does not fit the dock
+    // A memory roof is drawn when it is a GM roof or the run needs it for at least 1% of its
+    // cycles; the table lists every roof.
+    std::vector<int> shown;
+    double top = 0;
+    for (int i = 0; i < int(rl->roofs.size()); i++) {
+        const auto &r = rl->roofs[size_t(i)];
+        if (!r.memory) {
+            top = std::max(top, r.peak);
+            shown.push_back(i);
+        } else if (r.bytes > 0 && (r.compulsory_bytes > 0 || r.utilisation >= 0.01)) {
+            shown.push_back(i);
+        }
     }
-    roof->append(peak / bw, peak); // the ridge point
-    auto pts = roof->points();
-    std::sort(pts.begin(), pts.end(), [](const QPointF &a, const QPointF &b) { return a.x() < b.x(); });
-    roof->replace(pts);
+    if (top <= 0) {
+        top = 2 * rl->achieved;
+    }
+    double lo = rl->limit_intensity, hi = rl->limit_intensity;
+    for (int i : shown) {
+        const auto &r = rl->roofs[size_t(i)];
+        if (r.memory) {
+            lo = std::min({lo, r.intensity, top / r.peak});
+            hi = std::max({hi, r.intensity, top / r.peak});
+        }
+    }
+    lo /= 4;
+    hi *= 4;
+    double bottom = rl->achieved;
+    auto *schedule = new QScatterSeries;
+    schedule->setObjectName(QStringLiteral("schedule"));
+    schedule->setName(tr("this schedule (a point per memory roof, at its traffic)"));
+    schedule->setMarkerSize(11);
+    schedule->setColor(QColor(220, 30, 30));
     auto *limit = new QScatterSeries;
-    limit->setName(tr("physical limit"));
+    limit->setObjectName(QStringLiteral("limit"));
+    limit->setName(tr("physical limit (compulsory GM traffic)"));
+    limit->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
     limit->setMarkerSize(9);
-    limit->setColor(QColor(120, 120, 120));
-    limit->append(ai, ops / std::max(1.0, rf->t_phys_cycles));
-    chart->addSeries(roof);
+    limit->setColor(QColor(90, 90, 90));
+    QStringList scheduleRoofs, limitRoofs;
+    // A label per roof, placed at a data point (left end of a memory roof, right end of a
+    // compute roof) and moved with the plot area.
+    struct Label {
+        QGraphicsSimpleTextItem *item;
+        QPointF at;
+        bool right;
+    };
+    auto labels = std::make_shared<std::vector<Label>>();
+    for (int i : shown) {
+        const auto &r = rl->roofs[size_t(i)];
+        const QString name = QString::fromStdString(r.name);
+        auto *line = new QLineSeries;
+        line->setObjectName(QStringLiteral("roof:") + name);
+        QPen pen(roofColor(i), r.name == rl->binding ? 3 : 1.5);
+        if (!r.memory) {
+            pen.setStyle(Qt::DashLine);
+            line->setName(tr("%1: %2 ops/cycle").arg(name).arg(r.peak, 0, 'g', 4));
+            line->append(lo, r.peak);
+            line->append(hi, r.peak);
+        } else {
+            line->setName(tr("%1: %2 B/cycle").arg(name).arg(r.peak, 0, 'g', 4));
+            line->append(lo, r.peak * lo);
+            line->append(top / r.peak, top);
+            bottom = std::min(bottom, r.peak * lo);
+            schedule->append(r.intensity, rl->achieved);
+            schedule->setPointConfiguration(schedule->count() - 1, QXYSeries::PointConfiguration::Color, roofColor(i));
+            scheduleRoofs << name;
+            if (r.compulsory_bytes > 0) {
+                limit->append(rl->work / double(r.compulsory_bytes), rl->limit_ops_per_cycle);
+                limitRoofs << name;
+            }
+        }
+        line->setPen(pen);
+        chart->addSeries(line);
+        // Roofs on the same line (GM read and write at one bandwidth) share a label.
+        const QPointF at = r.memory ? QPointF(lo, r.peak * lo) : QPointF(hi, r.peak);
+        auto same = std::find_if(labels->begin(), labels->end(), [&](const Label &l) {
+            return l.right == !r.memory && std::abs(l.at.y() - at.y()) <= 1e-6 * at.y();
+        });
+        if (same != labels->end()) {
+            same->item->setText(same->item->text() + QStringLiteral(", ") + name);
+            continue;
+        }
+        auto *text = new QGraphicsSimpleTextItem(name, chart);
+        text->setBrush(roofColor(i).darker(130));
+        QFont f = text->font();
+        f.setPointSizeF(f.pointSizeF() * 0.85);
+        f.setBold(r.name == rl->binding);
+        text->setFont(f);
+        text->setToolTip(line->name());
+        labels->push_back({text, at, !r.memory});
+    }
+    schedule->setProperty("roofs", scheduleRoofs);
+    limit->setProperty("roofs", limitRoofs);
     chart->addSeries(limit);
-    if (report && report->cycles && *report->cycles > 0) {
-        auto *kernel = new QScatterSeries;
-        kernel->setName(tr("this schedule"));
-        kernel->setMarkerSize(12);
-        kernel->setColor(QColor(220, 30, 30));
-        kernel->append(ai, ops / double(*report->cycles));
-        chart->addSeries(kernel);
+    chart->addSeries(schedule);
+    // Hovering a point names its roof and its numbers.
+    for (QScatterSeries *s : {schedule, limit}) {
+        connect(s, &QXYSeries::hovered, this, [this, s](const QPointF &pt, bool state) {
+            if (!state) {
+                QToolTip::hideText();
+                return;
+            }
+            const QStringList names = s->property("roofs").toStringList();
+            const auto pts = s->points();
+            for (int k = 0; k < pts.size() && k < names.size(); k++) {
+                if (std::abs(pts[k].x() - pt.x()) <= 1e-9 * std::max(1.0, std::abs(pt.x()))) {
+                    QToolTip::showText(QCursor::pos(),
+                                       tr("%1 on %2: %3 ops/byte, %4 ops/cycle")
+                                           .arg(s->objectName() == QLatin1String("schedule") ? tr("this schedule")
+                                                                                            : tr("physical limit"),
+                                                names[k])
+                                           .arg(pts[k].x(), 0, 'g', 4)
+                                           .arg(pts[k].y(), 0, 'g', 4),
+                                       m_chart);
+                    return;
+                }
+            }
+        });
     }
     auto *ax = new QLogValueAxis;
-    ax->setTitleText(tr("ops per GM byte"));
+    ax->setTitleText(tr("ops per byte moved (through each roof)"));
     ax->setBase(10);
     ax->setLabelFormat("%g");
+    ax->setRange(lo, hi);
     auto *ay = new QLogValueAxis;
     ay->setTitleText(tr("ops per cycle"));
     ay->setBase(10);
     ay->setLabelFormat("%g");
+    ay->setRange(bottom / 2, top * 2);
     chart->addAxis(ax, Qt::AlignBottom);
     chart->addAxis(ay, Qt::AlignLeft);
     for (auto *s : chart->series()) {
         s->attachAxis(ax);
         s->attachAxis(ay);
     }
-    ay->setRange(std::min(bw * lo, ops / double(report && report->cycles ? *report->cycles : rf->t_phys_cycles)) / 2,
-                 peak * 2);
-    QChart *old = m_chart->chart();
-    m_chart->setChart(chart);
-    delete old;
+    auto place = [chart, labels, schedule] {
+        for (const auto &l : *labels) {
+            const QPointF p = chart->mapToPosition(l.at, schedule);
+            const QRectF b = l.item->boundingRect();
+            l.item->setPos(l.right ? p.x() - b.width() - 2 : p.x() + 2, p.y() - b.height() - 1);
+        }
+    };
+    connect(chart, &QChart::plotAreaChanged, chart, place);
+    install();
+    place();
 }
 
 } // namespace tessel::ide

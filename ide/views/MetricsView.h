@@ -2,7 +2,11 @@
 #define TESSEL_IDE_VIEWS_METRICSVIEW_H
 
 // Metrics (cycles, efficiency, binding resource, busy % per pipe, bytes per
-// engine edge) and the roofline chart (QtCharts) with the kernel's point.
+// engine edge, the speed of light of every resource) and the measured roofline
+// chart (QtCharts): a roof per compute resource (matrix, vector, FIX) and per
+// memory (GM read/write, L2, each engine edge that the run needs), the
+// schedule's point under each memory roof at its own measured intensity, and
+// the physical limit's point at the compulsory GM traffic (RooflinePoints).
 
 #include <QWidget>
 
