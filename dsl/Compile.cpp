@@ -206,6 +206,23 @@ CompileResult compile(const CompileRequest &req) {
     return r;
 }
 
+namespace {
+
+// Hands each event to two sinks (the trace file and the caller's).
+class TeeSink : public sim::TraceSink {
+public:
+    TeeSink(sim::TraceSink *a, sim::TraceSink *b) : a_(a), b_(b) {}
+    void event(const sim::TraceEvent &e) override {
+        a_->event(e);
+        b_->event(e);
+    }
+
+private:
+    sim::TraceSink *a_, *b_;
+};
+
+} // namespace
+
 RunReport run(const CompileRequest &req, uint64_t seed, bool want_trace) {
     RunReport rep;
     rep.generator = req.generator;
@@ -242,6 +259,10 @@ RunReport run(const CompileRequest &req, uint64_t seed, bool want_trace) {
             so.max_trace_events = req.max_trace_events;
             so.control = req.control.get();
             auto trace_file = sim::TraceFile::open(req.trace_file, npu->backend.program, so);
+            TeeSink tee(so.trace_sink, req.trace_sink);
+            if (req.trace_sink) {
+                so.trace_sink = so.trace_sink ? static_cast<sim::TraceSink *>(&tee) : req.trace_sink;
+            }
             NpuRunResult out;
             sim::TraceFile::record(trace_file.get(), [&]() -> const sim::SimReport & {
                 out = run_npu_program(*npu, arch, inputs, so);

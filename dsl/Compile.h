@@ -48,6 +48,8 @@ struct CompileRequest {
      * and RunReport::cancelled. */
     std::shared_ptr<sim::RunControl> control;
     std::string trace_file; // run(): stream the Chrome/Perfetto trace to this file as it runs ("" = none)
+    sim::TraceSink *trace_sink = nullptr; // run(): also hand each recorded event to this as the run goes
+                                          // (the IDE's partial timeline); it must outlive the run
     // run() on given data (docs/tensors.md): tensors bound to the pipeline's inputs and outputs by name,
     // else by position (npu_target/common/TensorBinding.h); element types and shapes must match.
     std::vector<GivenTensor> given_inputs;     // instead of random inputs (empty = random, from the seed)

@@ -7,6 +7,7 @@
 #include <QThreadPool>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <algorithm>
 #include <new>
 
 namespace tessel::ide {
@@ -16,6 +17,26 @@ CompileService::CompileService(QObject *parent)
     m_debounce.setSingleShot(true);
     m_debounce.setInterval(300);
     connect(&m_debounce, &QTimer::timeout, this, &CompileService::startPending);
+    m_partialTimer.setInterval(500);
+    connect(&m_partialTimer, &QTimer::timeout, this, &CompileService::emitPartial);
+}
+
+void CompileService::emitPartial() {
+    if (!m_running || !m_partial) {
+        m_partialTimer.stop();
+        return;
+    }
+    const size_t n = m_partial->size();
+    if (m_runningGeneration != m_generation || n == m_partialShown || m_partialShown >= kLivePartialEvents) {
+        return;
+    }
+    m_partialShown = n;
+    const size_t shown = std::min(n, kLivePartialEvents);
+    std::string note = "running: the timeline shows the " + std::to_string(shown) + " events recorded so far";
+    if (shown < n) {
+        note += " (the first " + std::to_string(kLivePartialEvents) + "; the rest when the run ends)";
+    }
+    Q_EMIT partialRun(m_partial->snapshot("", note, kLivePartialEvents), m_runningGeneration, false);
 }
 
 CompileService::~CompileService() {
@@ -86,12 +107,18 @@ void CompileService::startPending() {
     quint64 gen = m_pendingGeneration;
     m_control = std::make_shared<tessel::sim::RunControl>();
     req.control = m_control;
+    auto partial = std::make_shared<PartialTrace>();
+    m_partial = partial;
+    m_partialShown = 0;
+    m_runningGeneration = gen;
+    req.trace_sink = partial.get(); // kept alive by the job's capture below
+    m_partialTimer.start();
     m_running = true;
     Q_EMIT started(gen);
     QPointer<CompileService> self(this);
     auto latest = m_latest;
     bool wantRun = m_runEnabled;
-    (void)QtConcurrent::run([self, latest, req, gen, wantRun] {
+    (void)QtConcurrent::run([self, latest, req, gen, wantRun, partial] {
         QElapsedTimer t;
         t.start();
         // Any failure in the worker (std::bad_alloc, an internal error) becomes an error
@@ -174,12 +201,27 @@ void CompileService::startPending() {
         double runMs = t.nsecsElapsed() / 1e6;
         QMetaObject::invokeMethod(
             self.data(),
-            [self, report, gen, runMs] {
+            [self, report, gen, runMs, partial] {
                 if (!self) {
                     return;
                 }
                 if (gen == self->m_generation) {
                     Q_EMIT self->ran(report, gen, runMs);
+                    if (!report->sim && partial->size() > 0) {
+                        // What ran before it stopped: the timeline shows it, said as such.
+                        std::string why = "the run stopped";
+                        for (const auto &d : report->diagnostics) {
+                            if (d.severity == tessel::Diagnostic::Error) {
+                                why = d.message;
+                                break;
+                            }
+                        }
+                        Q_EMIT self->partialRun(
+                            partial->snapshot(report->generator,
+                                              "partial timeline: the " + std::to_string(partial->size()) +
+                                                  " events recorded before the run stopped (" + why + ")"),
+                            gen, true);
+                    }
                 }
                 self->jobFinished();
             },
@@ -190,6 +232,8 @@ void CompileService::startPending() {
 void CompileService::jobFinished() {
     m_running = false;
     m_control.reset();
+    m_partial.reset();
+    m_partialTimer.stop();
     Q_EMIT jobDone();
     if (m_pending && !m_debounce.isActive()) {
         startPending();

@@ -12,8 +12,13 @@
 // job that fails in the worker (a budget, std::bad_alloc, any exception) ends
 // with its error as a diagnostic, so the service never stays running. A newer
 // request, cancel() and shutdown stop the running simulation (sim::RunControl).
+// While a run goes, its trace so far arrives in partialRun() every half second
+// (up to kLivePartialEvents events, so that redrawing stays cheap), and a run
+// that ends without a result (a budget, Cancel, an error) hands over the events
+// it recorded before it stopped in one last partialRun() after ran().
 
 #include "dsl/Compile.h"
+#include "ide/core/PartialTrace.h"
 
 #include <QObject>
 #include <QTimer>
@@ -29,6 +34,8 @@ class CompileService : public QObject {
 public:
     explicit CompileService(QObject *parent = nullptr);
     ~CompileService() override;
+    /** Live partial timelines stop past this many events (the final one has them all). */
+    static constexpr size_t kLivePartialEvents = 200000;
 
     void setDebounceMs(int ms) { m_debounce.setInterval(ms); }
     int debounceMs() const { return m_debounce.interval(); }
@@ -65,6 +72,9 @@ Q_SIGNALS:
     void started(quint64 generation);
     void compiled(std::shared_ptr<const tessel::CompileResult> result, quint64 generation, double ms);
     void ran(std::shared_ptr<const tessel::RunReport> report, quint64 generation, double ms);
+    /** The running job's trace so far (a report with only sim->trace and a note), or after
+     * ran() the trace of a run that stopped without a result. Only for the timeline. */
+    void partialRun(std::shared_ptr<const tessel::RunReport> report, quint64 generation, bool stopped);
     /** Every requested job has finished (or was dropped). */
     void idle();
     /** The running job finished (whether or not more are pending or held). */
@@ -80,6 +90,11 @@ private:
     quint64 m_generation = 0;
     std::shared_ptr<std::atomic<quint64>> m_latest; // read by workers to skip stale runs
     std::shared_ptr<tessel::sim::RunControl> m_control; // the running job's
+    std::shared_ptr<PartialTrace> m_partial;            // the running job's trace so far
+    QTimer m_partialTimer;
+    size_t m_partialShown = 0;
+    quint64 m_runningGeneration = 0;
+    void emitPartial();
     bool m_running = false;
     bool m_runEnabled = true;
     bool m_held = false;

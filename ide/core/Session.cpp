@@ -27,6 +27,7 @@ Session::Session(QObject *parent)
     connect(&m_schedule, &ScheduleModel::scheduleChanged, this, &Session::onScheduleChanged);
     connect(&m_service, &CompileService::compiled, this, &Session::onCompiled);
     connect(&m_service, &CompileService::ran, this, &Session::onRan);
+    connect(&m_service, &CompileService::partialRun, this, &Session::onPartialRun);
     connect(&m_service, &CompileService::started, this, [this] { Q_EMIT busyChanged(true); });
     connect(&m_service, &CompileService::idle, this, [this] { Q_EMIT busyChanged(false); });
     connect(&m_tuner, &TuneService::finished, this, &Session::onTuned);
@@ -224,6 +225,13 @@ void Session::onRan(std::shared_ptr<const tessel::RunReport> r, quint64, double)
     m_modelUpdateMs = (t1 - t0) / 1e6;
     m_runLatencyMs = (t1 - m_editStamp) / 1e6;
     Q_EMIT runFinished();
+}
+
+void Session::onPartialRun(std::shared_ptr<const tessel::RunReport> r, quint64, bool stopped) {
+    m_timeline.setReport(r);
+    m_view.setLength(double(m_timeline.cycles()));
+    Q_EMIT partialTimeline(QString::fromStdString(r->diagnostics.empty() ? std::string() : r->diagnostics[0].message),
+                           stopped);
 }
 
 QString Session::text(TextKind kind) const {

@@ -104,6 +104,9 @@ public:
 Q_SIGNALS:
     void compileFinished();
     void runFinished();
+    /** The timeline now shows a partial trace: of a run under way, or (`stopped`) of one that
+     * ended without a result; `note` says which and how many events. */
+    void partialTimeline(const QString &note, bool stopped);
     /** The compile service started or finished work. */
     void busyChanged(bool busy);
     /** A tuning run ended: `loaded` when its best schedule went into the editor. */
@@ -114,6 +117,8 @@ private:
     void onScheduleChanged();
     void onCompiled(std::shared_ptr<const tessel::CompileResult> r, quint64 gen, double ms);
     void onRan(std::shared_ptr<const tessel::RunReport> r, quint64 gen, double ms);
+    /** The timeline of a run under way, or of one that stopped without a result. */
+    void onPartialRun(std::shared_ptr<const tessel::RunReport> r, quint64 gen, bool stopped);
     void onTuned(std::shared_ptr<const tessel::sched::TuneResult> r, const QString &error, bool cancelled);
     void requestPrediction();
 

@@ -191,6 +191,13 @@ MainWindow::MainWindow(Session *session, QWidget *parent) : QMainWindow(parent),
         m_session->cancelRun();
         statusBar()->showMessage(tr("run cancelled"), 5000);
     });
+    // A run that stopped without a result still shows what it did: the timeline has the
+    // events recorded before it stopped, and the status bar says so.
+    connect(session, &Session::partialTimeline, this, [this](const QString &note, bool stopped) {
+        if (stopped) {
+            statusBar()->showMessage(note.left(300), 15000);
+        }
+    });
     // Run progress in the status bar while a job is in flight.
     m_progressTimer = new QTimer(this);
     m_progressTimer->setInterval(250);

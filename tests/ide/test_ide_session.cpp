@@ -381,6 +381,51 @@ private Q_SLOTS:
         QVERIFY(runError(w).isEmpty());
     }
 
+    // A long run shows its partial timeline: live while it runs (the events so far), and a run
+    // that stops at its budget keeps what it recorded before it stopped, said as such.
+    void aLongRunShowsItsPartialTimeline() {
+        QTemporaryDir dir;
+        Session w;
+        QVERIFY(openGemm(w, dir, 128, tiledStaged(), 2'000'000));
+        QSignalSpy partial(&w, &Session::partialTimeline);
+        w.schedule()->removeDirective(w.schedule()->rowOf("mmad")); // scalar: stops at 2 M instructions
+        QVERIFY(settleSession(w));
+        QVERIFY2(runError(w).contains("max_instructions"), qPrintable(runError(w)));
+        QVERIFY(!w.lastRun()->sim); // the run has no result...
+        QVERIFY(partial.count() >= 1);
+        const QList<QVariant> last = partial.last();
+        QVERIFY(last.at(1).toBool()); // ... and its last partial timeline is the stopped one
+        QVERIFY2(last.at(0).toString().contains("events recorded before the run stopped") &&
+                     last.at(0).toString().contains("max_instructions"),
+                 qPrintable(last.at(0).toString()));
+        QVERIFY(w.timeline()->cycles() > 0); // the timeline draws what ran
+        QVERIFY(w.timeline()->rowCount() > 1000); // a row per event
+        QVERIFY(w.timeline()->pipes().contains("S"));
+        qint64 events = 0;
+        for (int p = 0; p < w.timeline()->pipes().size(); p++) {
+            events += w.timeline()->eventsOf(p).size();
+        }
+        QCOMPARE(events, qint64(w.timeline()->rowCount()));
+
+        // Live: a run without a budget (scalar GEMM 512^3, minutes) shows its events while it
+        // goes; Cancel stops it and the stopped partial timeline stays.
+        Session live;
+        QSignalSpy livePartial(&live, &Session::partialTimeline);
+        QVERIFY(openGemm(live, dir, 512, withoutDirective(tiledStaged(), "mmad"), 0, false));
+        QTRY_VERIFY_WITH_TIMEOUT(livePartial.count() >= 1, 30000);
+        QVERIFY(live.service()->isRunning());
+        QVERIFY(!livePartial.first().at(1).toBool());
+        QVERIFY2(livePartial.first().at(0).toString().startsWith("running: the timeline shows the"),
+                 qPrintable(livePartial.first().at(0).toString()));
+        QVERIFY(live.timeline()->cycles() > 0);
+        live.cancelRun();
+        QVERIFY(settleSession(live, 5000));
+        QVERIFY(live.lastRun()->cancelled);
+        QVERIFY(livePartial.last().at(1).toBool());
+        QVERIFY2(livePartial.last().at(0).toString().contains("cancelled"), qPrintable(livePartial.last().at(0).toString()));
+        QVERIFY(live.timeline()->cycles() > 0);
+    }
+
     // 2. Undo past the first edit restores the empty schedule (scalar code); redo comes back.
     void undoPastTheOpenedScheduleEndsAndRedoRecovers() {
         QTemporaryDir dir;
