@@ -82,6 +82,7 @@ def main():
     ap.add_argument("--tessel", default=os.path.join(ROOT, "build", "bin", "tessel"), help="the tessel program")
     ap.add_argument("--doc", default=os.path.join(ROOT, "docs", "ide.md"), help="the page to update")
     a = ap.parse_args()
+    a.tessel = os.path.abspath(a.tessel)
     if not os.access(a.tessel, os.X_OK):
         sys.exit("doc_figures: %s is not an executable (build it: cmake --build build --target tessel)" % a.tessel)
     with open(a.doc) as f:

@@ -63,6 +63,7 @@ for t in Xvfb xdotool import python3; do
     command -v "$t" >/dev/null || die "$t is not installed"
 done
 [ -x "$IDE" ] || die "$IDE is not built (make ide-walkthrough, or: cmake --build build --target tessel-ide)"
+IDE=$(cd "$(dirname "$IDE")" && pwd)/$(basename "$IDE")
 
 WORK=$(mktemp -d /tmp/tessel-walkthrough.XXXXXX)
 XVFB_PID=""
@@ -274,11 +275,10 @@ walk() {
     SIZE=$1
     SW=${SIZE%x*}
     SH=${SIZE#*x}
-    DIR=$OUT/$SIZE
+    DIR=$WORK/out/$SIZE # moved to $OUT/$SIZE once every step passed
     NN=0
     STEP="start Xvfb"
     mkdir -p "$DIR"
-    rm -f "$DIR"/*.png
     local d=99
     while [ -e "/tmp/.X11-unix/X$d" ] || [ -e "/tmp/.X$d-lock" ]; do d=$((d + 1)); done
     export DISPLAY=:$d
@@ -474,7 +474,10 @@ walk() {
     wait "$XVFB_PID" 2>/dev/null || true
     XVFB_PID=""
     STEP=""
-    say "$SIZE: $NN screenshots in ${DIR#$ROOT/}"
+    mkdir -p "$OUT/$SIZE"
+    rm -f "$OUT/$SIZE"/[0-9][0-9]-*.png
+    mv "$DIR"/*.png "$OUT/$SIZE/"
+    say "$SIZE: $NN screenshots in ${OUT#$ROOT/}/$SIZE"
 }
 
 for s in $SIZES; do
