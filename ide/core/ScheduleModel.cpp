@@ -2,6 +2,8 @@
 
 #include "npu_target/common/Error.h"
 
+#include <QColor>
+
 #include <QUndoCommand>
 #include <QUndoStack>
 
@@ -168,10 +170,24 @@ bool ScheduleModel::setField(int row, const QString &field, const QString &value
     return true;
 }
 
+bool ScheduleModel::templateFor(int row, tessel::DirectiveKind kind, const QString &func, tessel::Directive *out,
+                                QString *why) const {
+    row = std::clamp(row, 0, int(m_spec.directives.size()));
+    if (!m_legal.valid()) {
+        *out = makeDirective(kind, func);
+        return true;
+    }
+    return m_legal.makeDefault(m_spec, row, kind, func, out, why);
+}
+
 void ScheduleModel::insertDirective(int row, tessel::DirectiveKind kind, const QString &func) {
     tessel::ScheduleSpec next = m_spec;
     row = std::clamp(row, 0, int(next.directives.size()));
-    next.directives.insert(next.directives.begin() + row, makeDirective(kind, func));
+    tessel::Directive d;
+    if (!templateFor(row, kind, func, &d)) {
+        return;
+    }
+    next.directives.insert(next.directives.begin() + row, d);
     try {
         next.assign_ids();
     } catch (const tessel::UserError &) {
@@ -201,9 +217,16 @@ void ScheduleModel::moveDirective(int from, int to) {
     push(std::move(next), QStringLiteral("move %1").arg(QString::fromStdString(d.id)));
 }
 
+QString ScheduleModel::check(int row, const QString &field, const QString &value) const {
+    return m_legal.check(m_spec, row, field, value);
+}
+
 QStringList ScheduleModel::choices(int row, const QString &field) const {
     if (row < 0 || row >= rowCount()) {
         return {};
+    }
+    if (m_legal.valid() && field != QLatin1String("id")) {
+        return m_legal.choices(m_spec, row, field);
     }
     const tessel::Directive &d = m_spec.directives[row];
     if (field == QLatin1String("kind")) {
@@ -264,20 +287,54 @@ DirectiveArgsModel::DirectiveArgsModel(ScheduleModel *schedule, QObject *parent)
 }
 
 void DirectiveArgsModel::setRow(int row) {
+    if (row != m_row) {
+        m_refused.clear();
+    }
     m_row = row;
     reload();
 }
 
 void DirectiveArgsModel::reload() {
-    beginResetModel();
-    m_fields.clear();
+    QStringList fields;
+    QMap<QString, QString> problems;
     if (m_row >= 0 && m_row < m_schedule->rowCount()) {
-        m_fields << QStringLiteral("id") << QStringLiteral("kind") << QStringLiteral("func");
+        fields << QStringLiteral("id") << QStringLiteral("kind") << QStringLiteral("func");
         for (const FieldInfo &f : directiveFields(m_schedule->spec().directives[m_row].kind)) {
-            m_fields << f.name;
+            fields << f.name;
+        }
+        problems = m_schedule->legal().problems(m_schedule->spec(), m_row);
+    }
+    if (fields == m_fields && !fields.isEmpty()) {
+        // The same fields: only the cells whose value or problem changed are updated. A
+        // reset would close an editor open on a field (and lose what is typed there).
+        QMap<QString, QString> before = m_problems;
+        m_problems = problems;
+        const tessel::Directive &d = m_schedule->spec().directives[m_row];
+        for (int r = 0; r < m_fields.size(); ++r) {
+            const QString &f = m_fields[r];
+            const QString value = fieldValue(d, f);
+            if (value != m_values.value(f) || before.value(f) != problems.value(f)) {
+                m_values[f] = value;
+                Q_EMIT dataChanged(index(r, 1), index(r, 1));
+            }
+        }
+        return;
+    }
+    beginResetModel();
+    m_fields = fields;
+    m_problems = problems;
+    m_values.clear();
+    if (!fields.isEmpty()) {
+        for (const QString &f : fields) {
+            m_values[f] = fieldValue(m_schedule->spec().directives[m_row], f);
         }
     }
     endResetModel();
+}
+
+QString DirectiveArgsModel::problemAt(int r) const {
+    const QString field = fieldAt(r);
+    return m_refused.contains(field) ? m_refused.value(field) : m_problems.value(field);
 }
 
 QString DirectiveArgsModel::fieldAt(int r) const {
@@ -299,6 +356,13 @@ QVariant DirectiveArgsModel::data(const QModelIndex &index, int role) const {
     const QString &field = m_fields[index.row()];
     if (role == ChoicesRole) {
         return m_schedule->choices(m_row, field);
+    }
+    if (index.column() == 1 && (role == Qt::ToolTipRole || role == Qt::ForegroundRole || role == ProblemRole)) {
+        QString problem = problemAt(index.row());
+        if (role == ProblemRole || role == Qt::ToolTipRole) {
+            return problem;
+        }
+        return problem.isEmpty() ? QVariant() : QVariant(QColor(Qt::red));
     }
     if (role != Qt::DisplayRole && role != Qt::EditRole) {
         return {};
@@ -327,7 +391,14 @@ bool DirectiveArgsModel::setData(const QModelIndex &index, const QVariant &value
     }
     m_error.clear();
     int row = m_row;
-    bool ok = m_schedule->setField(row, m_fields.value(index.row()), value.toString(), &m_error);
+    const QString field = m_fields.value(index.row());
+    m_refused.remove(field);
+    bool ok = m_schedule->setField(row, field, value.toString(), &m_error);
+    if (!ok) {
+        // Refused (not a value of the field's type): the cell says why, and keeps its value.
+        m_refused[field] = QStringLiteral("'%1' was not applied: %2").arg(value.toString(), m_error);
+        Q_EMIT dataChanged(index, index);
+    }
     if (ok && m_row != row) {
         setRow(row);
     }

@@ -8,6 +8,7 @@
 
 #include "dsl/ScheduleSpec.h"
 #include "ide/core/DirectiveFields.h"
+#include "ide/core/LegalValues.h"
 
 #include <QAbstractTableModel>
 #include <QMap>
@@ -53,8 +54,17 @@ public:
     /** Funcs and inputs known from the last compile (for func/at_func). */
     void setFuncs(const QStringList &funcs) { m_funcs = funcs; }
     QStringList levels() const { return m_levels; }
+    /** The pipeline and the machine the legal values come from (Session::open sets them). */
+    void setLegalValues(LegalValues legal) { m_legal = std::move(legal); }
+    const LegalValues &legal() const { return m_legal; }
     /** The legal values for `field` of the directive in `row` (empty = free text). */
     QStringList choices(int row, const QString &field) const;
+    /** What is wrong with `value` for `field` of `row` ("" when it is legal). */
+    QString check(int row, const QString &field, const QString &value) const;
+    /** The directive Add would insert at `row`: built from the legal values, on
+     * `func` when it can be; false with `why` when no directive of `kind` is legal there. */
+    bool templateFor(int row, tessel::DirectiveKind kind, const QString &func, tessel::Directive *out,
+                     QString *why = nullptr) const;
 
     /** Called by the undo commands only: shows `spec` without pushing a command. */
     void applySpec(const tessel::ScheduleSpec &spec);
@@ -71,6 +81,7 @@ private:
     QMap<QString, QStringList> m_loops;
     QStringList m_levels;
     QStringList m_funcs;
+    LegalValues m_legal;
 };
 
 /** The argument fields of one directive of a ScheduleModel: rows = fields,
@@ -78,7 +89,7 @@ private:
 class DirectiveArgsModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Role { ChoicesRole = Qt::UserRole + 1 };
+    enum Role { ChoicesRole = Qt::UserRole + 1, ProblemRole };
     explicit DirectiveArgsModel(ScheduleModel *schedule, QObject *parent = nullptr);
 
     void setRow(int row);
@@ -93,6 +104,12 @@ public:
     bool setData(const QModelIndex &index, const QVariant &value, int role = Qt::EditRole) override;
 
     QString lastError() const { return m_error; }
+    /** What is wrong with the value of field row `r` ("" when legal): a typed value that
+     * was refused, else the legal values' check of the current one. Shown as the cell's
+     * tooltip, in red. */
+    QString problemAt(int r) const;
+    /** What would be wrong with `value` in field row `r` ("" when legal). */
+    QString checkValue(int r, const QString &value) const { return m_schedule->check(m_row, fieldAt(r), value); }
 
 private:
     void reload();
@@ -100,6 +117,9 @@ private:
     int m_row = -1;
     QStringList m_fields;
     QString m_error;
+    QMap<QString, QString> m_refused; // field -> why the typed text was not applied
+    QMap<QString, QString> m_problems; // field -> what is wrong with its value
+    QMap<QString, QString> m_values;   // field -> its value when the cells were last updated
 };
 
 } // namespace tessel::ide

@@ -59,6 +59,13 @@ bool Session::open(const QString &generator, const tessel::ParamMap &params, con
         levels << QString::fromStdString(m.name);
     }
     m_schedule.setLevels(levels);
+    // The legal values of the editor's arguments: the pipeline's Funcs, Vars and RDoms
+    // (plain data, dsl/PipelineInfo.h) and the machine.
+    try {
+        m_schedule.setLegalValues(LegalValues(tessel::describe_pipeline(generator.toStdString(), m_params), m_arch));
+    } catch (const std::exception &) {
+        m_schedule.setLegalValues(LegalValues()); // the editor falls back to the last loop nest's names
+    }
     if (schedule == m_schedule.spec()) {
         onScheduleChanged(); // same schedule, new problem: recompile anyway
     } else {

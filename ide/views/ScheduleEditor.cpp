@@ -6,8 +6,10 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QKeyEvent>
+#include <QLineEdit>
 #include <QItemSelectionModel>
 #include <QPlainTextEdit>
+#include <QStandardItemModel>
 #include <QStyledItemDelegate>
 #include <QTabWidget>
 #include <QTableView>
@@ -21,22 +23,50 @@ namespace tessel::ide {
 
 namespace {
 
-/** Edits a value with an editable combo box of the legal choices (ChoicesRole). */
+/** Edits a value with an editable combo box of the legal choices (ChoicesRole). While
+ * typing, a value the legal values refuse turns the text red with the reason as tooltip. */
 class ChoiceDelegate : public QStyledItemDelegate {
 public:
     using QStyledItemDelegate::QStyledItemDelegate;
     QWidget *createEditor(QWidget *parent, const QStyleOptionViewItem &opt, const QModelIndex &index) const override {
         QStringList choices = index.data(DirectiveArgsModel::ChoicesRole).toStringList();
+        QLineEdit *line = nullptr;
+        QWidget *editor = nullptr;
         if (choices.isEmpty()) {
-            return QStyledItemDelegate::createEditor(parent, opt, index);
+            editor = QStyledItemDelegate::createEditor(parent, opt, index);
+            line = qobject_cast<QLineEdit *>(editor);
+        } else {
+            auto *box = new QComboBox(parent);
+            box->setEditable(true);
+            box->setInsertPolicy(QComboBox::NoInsert);
+            box->setCompleter(nullptr); // inline completion would turn a typed "3" into "32"
+            box->addItems(choices);
+            line = box->lineEdit();
+            editor = box;
         }
-        auto *box = new QComboBox(parent);
-        box->setEditable(true);
-        box->addItems(choices);
-        return box;
+        auto *args = qobject_cast<const DirectiveArgsModel *>(index.model());
+        if (line && args) {
+            const QPersistentModelIndex at(index);
+            QObject::connect(line, &QLineEdit::textChanged, editor, [args, at, line, editor](const QString &text) {
+                QString problem = args->checkValue(at.row(), text);
+                QPalette p = line->palette();
+                p.setColor(QPalette::Text, problem.isEmpty() ? editor->palette().color(QPalette::Text) : QColor(Qt::red));
+                line->setPalette(p);
+                line->setToolTip(problem);
+                editor->setToolTip(problem);
+            });
+        }
+        return editor;
     }
     void setEditorData(QWidget *editor, const QModelIndex &index) const override {
-        if (auto *box = qobject_cast<QComboBox *>(editor)) {
+        // What the user has typed wins over a value that changed meanwhile (another edit,
+        // an undo, a result): the editor is theirs until they commit or press Escape.
+        auto *box = qobject_cast<QComboBox *>(editor);
+        auto *line = box ? box->lineEdit() : qobject_cast<QLineEdit *>(editor);
+        if (line && line->isModified()) {
+            return;
+        }
+        if (box) {
             box->setCurrentText(index.data(Qt::EditRole).toString());
             return;
         }
@@ -76,17 +106,9 @@ ScheduleEditor::ScheduleEditor(Session *session, QWidget *parent) : QWidget(pare
         return b;
     };
     bar->addWidget(m_kind);
-    button(tr("Add"), [this] {
-        tessel::DirectiveKind k;
-        if (!kindFromName(m_kind->currentText(), &k)) {
-            return;
-        }
-        int row = currentRow();
-        QString func = row >= 0 ? QString::fromStdString(m_session->schedule()->spec().directives[row].func)
-                                : QStringLiteral("C");
-        m_session->schedule()->insertDirective(row + 1, k, func);
-        m_table->selectRow(row + 1);
-    });
+    m_add = button(tr("Add"), [this] { addDirective(); });
+    m_add->setObjectName(QStringLiteral("add"));
+    connect(m_kind, &QComboBox::currentIndexChanged, this, &ScheduleEditor::updateAddState);
     button(tr("Remove"), [this] { removeSelected(); })->setToolTip(tr("Remove the selected directive (Delete)"));
     button(tr("Up"), [this] {
         int r = currentRow();
@@ -144,6 +166,7 @@ ScheduleEditor::ScheduleEditor(Session *session, QWidget *parent) : QWidget(pare
         }
     });
     connect(m_session->schedule(), &ScheduleModel::scheduleChanged, this, &ScheduleEditor::syncJson);
+    connect(m_session->schedule(), &ScheduleModel::scheduleChanged, this, &ScheduleEditor::updateAddState);
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, &ScheduleEditor::onSelection);
     connect(m_session->schedule(), &QAbstractItemModel::modelReset, this, [this] {
         int row = m_session->schedule()->rowOf(m_session->viewState()->selectedDirective());
@@ -186,12 +209,60 @@ bool ScheduleEditor::eventFilter(QObject *watched, QEvent *event) {
     return QWidget::eventFilter(watched, event);
 }
 
+QString ScheduleEditor::addFunc() const {
+    const int row = currentRow();
+    const auto &spec = m_session->schedule()->spec();
+    if (row >= 0) {
+        return QString::fromStdString(spec.directives[row].func);
+    }
+    QStringList funcs = m_session->schedule()->legal().funcs();
+    return funcs.isEmpty() ? QStringLiteral("C") : funcs.last();
+}
+
+bool ScheduleEditor::addDirective() {
+    tessel::DirectiveKind k;
+    if (!kindFromName(m_kind->currentText(), &k)) {
+        return false;
+    }
+    const int row = currentRow() + 1;
+    const int before = m_session->schedule()->rowCount();
+    m_session->schedule()->insertDirective(row, k, addFunc());
+    if (m_session->schedule()->rowCount() == before) {
+        return false;
+    }
+    m_table->selectRow(row);
+    return true;
+}
+
+void ScheduleEditor::updateAddState() {
+    // Every kind: grey, with the reason, when no directive of it is legal after the selected row.
+    auto *items = qobject_cast<QStandardItemModel *>(m_kind->model());
+    const int row = currentRow() + 1;
+    const QString func = addFunc();
+    for (int i = 0; i < m_kind->count(); ++i) {
+        tessel::DirectiveKind k;
+        QString why;
+        tessel::Directive d;
+        bool ok = kindFromName(m_kind->itemText(i), &k) && m_session->schedule()->templateFor(row, k, func, &d, &why);
+        if (QStandardItem *item = items ? items->item(i) : nullptr) {
+            item->setForeground(ok ? m_kind->palette().text() : m_kind->palette().brush(QPalette::Disabled, QPalette::Text));
+            item->setToolTip(ok ? tr("Add inserts: %1").arg(QString::fromStdString(d.describe())) : tr("Not legal here: %1").arg(why));
+        }
+        if (i == m_kind->currentIndex()) {
+            m_add->setEnabled(ok);
+            m_add->setToolTip(ok ? tr("Add %1 after the selected directive").arg(QString::fromStdString(d.describe()))
+                                 : tr("No %1 is legal here: %2").arg(m_kind->itemText(i), why));
+        }
+    }
+}
+
 int ScheduleEditor::currentRow() const {
     auto rows = m_table->selectionModel()->selectedRows();
     return rows.isEmpty() ? -1 : rows.first().row();
 }
 
 void ScheduleEditor::onSelection() {
+    updateAddState();
     int row = currentRow();
     m_session->args()->setRow(row);
     if (row >= 0) {

@@ -13,6 +13,7 @@ class QComboBox;
 class QPlainTextEdit;
 class QTableView;
 class QTimer;
+class QToolButton;
 
 namespace tessel::ide {
 
@@ -25,6 +26,12 @@ public:
     QTableView *directiveTable() const { return m_table; }
     /** Removes the selected directive (one undo step); false when none is selected. */
     bool removeSelected();
+    /** Inserts the kind chosen in the kind box after the selected directive, with its
+     * arguments from the legal values (ScheduleModel::templateFor); false when none is
+     * legal there (the Add button is then disabled and its tooltip says why). */
+    bool addDirective();
+    QTableView *argumentTable() const { return m_args; }
+    QComboBox *kindBox() const { return m_kind; }
 
 protected:
     bool eventFilter(QObject *watched, QEvent *event) override;
@@ -34,12 +41,15 @@ private:
     void applyJson();
     void onSelection();
     int currentRow() const;
+    QString addFunc() const;
+    void updateAddState();
 
     Session *m_session;
     QTableView *m_table;
     QTableView *m_args;
     QPlainTextEdit *m_json;
     QComboBox *m_kind;
+    QToolButton *m_add = nullptr;
     QTimer *m_jsonTimer;
     bool m_settingJson = false;
 };
