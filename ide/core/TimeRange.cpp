@@ -24,7 +24,40 @@ TraceMachine TraceMachine::of(const tessel::ArchSpec &arch) {
         }
     }
     m.queueDepth = arch.pipes;
+    for (const auto &e : arch.engines) {
+        m.enginePipe.push_back(e.pipe);
+    }
+    m.matrixPipe = arch.matrix.pipe;
+    m.vectorPipe = arch.vector.pipe;
     return m;
+}
+
+namespace {
+std::string flagPipeName(uint8_t p, const std::string &scalarPipe) {
+    if (p == uint8_t(tessel::isa::Pipe::S)) {
+        return scalarPipe;
+    }
+    return tessel::isa::pipe_name(static_cast<tessel::isa::Pipe>(p));
+}
+} // namespace
+
+std::string TraceMachine::pipeOf(const tessel::isa::Instr &in) const {
+    if (in.op < Op::DMA || in.op == Op::BARRIER || in.op == Op::END) {
+        return scalarPipe;
+    }
+    if (in.op == Op::DMA || in.op == Op::FIXPARAM) {
+        return in.engine < enginePipe.size() ? enginePipe[in.engine] : std::string();
+    }
+    if (in.op == Op::MMAD) {
+        return matrixPipe;
+    }
+    if (in.op == Op::SET_FLAG) {
+        return flagPipeName(in.src_pipe, scalarPipe);
+    }
+    if (in.op == Op::WAIT_FLAG) {
+        return flagPipeName(in.dst_pipe, scalarPipe);
+    }
+    return vectorPipe;
 }
 
 std::string TraceMachine::engineOf(const std::string &pipe, const std::string &src,
@@ -68,13 +101,6 @@ EventParts splitEvent(const TraceEvent &e, uint64_t prevEnd, const TraceMachine 
 // ---- FrontEnd ----------------------------------------------------------------
 
 namespace {
-bool onScalarPipe(const tessel::isa::Instr &in) {
-    using tessel::isa::Pipe;
-    return in.op < Op::DMA || in.op == Op::BARRIER || in.op == Op::END ||
-           (in.op == Op::SET_FLAG && in.src_pipe == uint8_t(Pipe::S)) ||
-           (in.op == Op::WAIT_FLAG && in.dst_pipe == uint8_t(Pipe::S));
-}
-
 bool isBranch(Op op) {
     return op == Op::BEQ || op == Op::BNE || op == Op::BLT || op == Op::BGE || op == Op::JMP;
 }
@@ -95,71 +121,88 @@ FrontEnd::FrontEnd(const tessel::sim::SimReport &report, const tessel::isa::Prog
         std::vector<size_t> scalar;
         std::map<uint16_t, std::vector<size_t>> pipes; // pipe name id -> events
         std::map<uint16_t, size_t> next;               // pipe -> its next event to issue
-        std::map<uint16_t, size_t> depth;
     };
     std::map<int, Core> cores;
-    std::unordered_map<uint32_t, uint16_t>
-        pipeOfPc; // a non-scalar instruction always goes to one pipe
     for (size_t i = 0; i < trace.size(); ++i) {
         const TraceEvent &e = trace[i];
         Core &c = cores[e.core];
         if (e.pipe == m.scalarPipe) {
             c.scalar.push_back(i);
-            continue;
-        }
-        c.pipes[e.pipe.id()].push_back(i);
-        pipeOfPc.emplace(e.pc, e.pipe.id());
-        if (!c.depth.count(e.pipe.id())) {
-            auto it = m.queueDepth.find(e.pipe.str());
-            c.depth[e.pipe.id()] = size_t(std::max(1, it == m.queueDepth.end() ? 32 : it->second));
+        } else {
+            c.pipes[e.pipe.id()].push_back(i);
         }
     }
+    // The pipe (name id) of each instruction, as the simulator queues it, and its queue depth.
+    std::vector<int> pipeOfPc(code.size(), -1);
+    std::map<std::string, int> ids;
+    std::map<int, size_t> depth;
+    for (size_t q = 0; q < code.size(); ++q) {
+        const std::string pipe = m.pipeOf(code[q]);
+        auto it = ids.find(pipe);
+        if (it == ids.end()) {
+            const int id = pipe.empty() ? -1 : int(tessel::sim::Name(pipe).id());
+            it = ids.emplace(pipe, id).first;
+            auto qd = m.queueDepth.find(pipe);
+            depth[id] = size_t(std::max(1, qd == m.queueDepth.end() ? 32 : qd->second));
+        }
+        pipeOfPc[q] = it->second;
+    }
+    const int scalarId = int(tessel::sim::Name(m.scalarPipe).id());
     auto fail = [&](const std::string &why) {
         m_ok = false;
         m_failure = why;
         m_spans.clear();
         m_queued.clear();
+        m_until.clear();
     };
     for (auto &[id, c] : cores) {
         std::vector<Span> &spans = m_spans[id];
         uint64_t fe = 0;
-        // The straight-line code [from, to) the front end issued between two scalar instructions.
+        // The straight-line code [from, to) the front end issued between two scalar instructions:
+        // Yes, No, or Unrecorded (it would be, but the trace stops before those instructions ran).
+        enum class Fit { Yes, No, Unrecorded };
         auto fits = [&](uint32_t from, uint32_t to) {
             if (from > to || to > code.size()) {
-                return false;
+                return Fit::No;
             }
             for (uint32_t q = from; q < to; ++q) {
-                auto pp = pipeOfPc.find(q);
-                if (onScalarPipe(code[q]) || pp == pipeOfPc.end()) {
-                    return false;
+                if (pipeOfPc[q] < 0 || pipeOfPc[q] == scalarId) {
+                    return Fit::No;
                 }
-                const auto &evs = c.pipes[pp->second];
-                const size_t k = c.next[pp->second];
-                if (q == from && (k >= evs.size() || trace[evs[k]].pc != q)) {
-                    return false;
+                const auto &evs = c.pipes[uint16_t(pipeOfPc[q])];
+                const size_t k = c.next[uint16_t(pipeOfPc[q])];
+                if (q == from && k < evs.size() && trace[evs[k]].pc != q) {
+                    return Fit::No;
                 }
             }
-            return true;
+            return Fit::Yes;
         };
+        // Issues [from, to): an instruction the trace stops before is still issued (its pipe
+        // is known), as long as the one that must leave its queue first was recorded.
         auto issue = [&](uint32_t from, uint32_t to) {
             for (uint32_t q = from; q < to; ++q) {
-                const uint16_t pipe = pipeOfPc[q];
+                const uint16_t pipe = uint16_t(pipeOfPc[q]);
                 const auto &evs = c.pipes[pipe];
                 const size_t k = c.next[pipe]++;
-                if (k >= evs.size() || trace[evs[k]].pc != q) {
-                    return false;
+                if (k < evs.size() && trace[evs[k]].pc != q) {
+                    return Fit::No;
+                }
+                const size_t d = depth[pipe];
+                if (k >= d && k - d >= evs.size()) {
+                    return Fit::Unrecorded;
                 }
                 uint64_t ready = fe;
                 int64_t blocker = -1;
-                const size_t depth = c.depth[pipe];
-                if (k >= depth && leftQueue(trace[evs[k - depth]]) > fe) {
-                    blocker = int64_t(evs[k - depth]);
-                    ready = leftQueue(trace[evs[k - depth]]);
+                if (k >= d && leftQueue(trace[evs[k - d]]) > fe) {
+                    blocker = int64_t(evs[k - d]);
+                    ready = leftQueue(trace[evs[k - d]]);
                 }
                 if (ready > fe) {
                     spans.push_back({fe, ready, true, 0, blocker});
                 }
-                m_queued[evs[k]] = ready;
+                if (k < evs.size()) {
+                    m_queued[evs[k]] = ready;
+                }
                 if (!spans.empty() && !spans.back().stall && spans.back().end == ready) {
                     spans.back().end = ready + m.issueCycles;
                     spans.back().issued++;
@@ -168,7 +211,7 @@ FrontEnd::FrontEnd(const tessel::sim::SimReport &report, const tessel::isa::Prog
                 }
                 fe = ready + m.issueCycles;
             }
-            return true;
+            return Fit::Yes;
         };
         uint32_t pc = 0;
         int64_t branch = -1; // the last scalar event, when it was a branch (two ways on)
@@ -182,10 +225,20 @@ FrontEnd::FrontEnd(const tessel::sim::SimReport &report, const tessel::isa::Prog
             if (branch >= 0) {
                 const tessel::isa::Instr &b = code[trace[size_t(branch)].pc];
                 const uint32_t taken = uint32_t(std::max<int64_t>(0, b.imm));
-                const bool fall = b.op != Op::JMP && fits(pc, s.pc);
+                const bool fall = b.op != Op::JMP && fits(pc, s.pc) != Fit::No;
                 from = fall ? pc : taken;
             }
-            if (!fits(from, s.pc) || !issue(from, s.pc)) {
+            Fit f = fits(from, s.pc);
+            if (f == Fit::Yes) {
+                f = issue(from, s.pc);
+            }
+            if (f == Fit::Unrecorded) {
+                // A trace that stops (the trace cap, a run still going): replayed up to here.
+                m_until[id] = fe;
+                m_complete = false;
+                break;
+            }
+            if (f == Fit::No) {
                 fail("cannot replay the front end before pc " + std::to_string(s.pc));
                 return;
             }
@@ -197,9 +250,15 @@ FrontEnd::FrontEnd(const tessel::sim::SimReport &report, const tessel::isa::Prog
             fe = s.end;
             pc = s.pc + 1;
             branch = isBranch(s.op) ? int64_t(si) : -1;
+            m_until[id] = fe;
         }
     }
     m_ok = true;
+}
+
+uint64_t FrontEnd::until(int core) const {
+    auto it = m_until.find(core);
+    return it == m_until.end() ? UINT64_MAX : it->second;
 }
 
 const std::vector<FrontEnd::Span> &FrontEnd::spansOf(int core) const {
@@ -261,9 +320,11 @@ RangeSummary summarizeRange(const std::vector<TraceEvent> &events, uint64_t t0, 
         PipeRangeStats &s = r.pipes[ps.index];
         const EventParts parts =
             splitEvent(e, ps.prevEnd, m, replayed ? fe->queuedAt(i) : UINT64_MAX);
-        if (e.pipe == m.scalarPipe && ps.prevEnd < e.start && !replayed) {
-            // The front end between two traced events, not replayed: counted as issuing (busy).
-            s.busy += overlap({ps.prevEnd, e.start}, r.t0, r.t1);
+        if (e.pipe == m.scalarPipe) {
+            // The front end between two traced events where it was not replayed: counted as
+            // issuing (busy).
+            const uint64_t from = replayed ? std::max(ps.prevEnd, fe->until(e.core)) : ps.prevEnd;
+            s.busy += overlap({from, e.start}, r.t0, r.t1);
         }
         ps.prevEnd = std::max(ps.prevEnd, e.end);
         const uint64_t busy = overlap(parts.busy, r.t0, r.t1),
@@ -317,15 +378,6 @@ RangeSummary summarizeRange(const std::vector<TraceEvent> &events, uint64_t t0, 
 }
 
 // ---- WaitLinks ---------------------------------------------------------------
-
-namespace {
-std::string flagPipeName(uint8_t p, const std::string &scalarPipe) {
-    if (p == uint8_t(tessel::isa::Pipe::S)) {
-        return scalarPipe;
-    }
-    return tessel::isa::pipe_name(static_cast<tessel::isa::Pipe>(p));
-}
-} // namespace
 
 WaitLinks::WaitLinks(const tessel::sim::SimReport &report, const tessel::isa::Program *program) {
     if (!program) {

@@ -61,6 +61,10 @@ struct TraceMachine {
     };
     std::vector<Edge> edges;
     std::map<std::string, int> queueDepth; // pipe -> instructions its queue holds (32 when absent)
+    std::vector<std::string> enginePipe;   // per engine index: its pipe
+    std::string matrixPipe = "M", vectorPipe = "V";
+    /** The pipe an instruction queues on (as the simulator's pipe_of_instr; "" when unknown). */
+    std::string pipeOf(const tessel::isa::Instr &in) const;
     static TraceMachine of(const tessel::ArchSpec &arch);
     /** The engine that moves src -> dst on `pipe` ("" when the arch has none). */
     std::string engineOf(const std::string &pipe, const std::string &src,
@@ -92,7 +96,7 @@ public:
     FrontEnd() = default;
     FrontEnd(const tessel::sim::SimReport &report, const tessel::isa::Program &program,
              const TraceMachine &m);
-    /** The replay matched every traced front-end event (else nothing below is known). */
+    /** The replay matched every traced front-end event it reached (else nothing below is known). */
     bool ok() const { return m_ok; }
     std::string failure() const { return m_failure; }
     struct Span {
@@ -103,12 +107,18 @@ public:
     };
     /** Core `core`'s issue slots and full-queue waits, in time order (empty unless ok()). */
     const std::vector<Span> &spansOf(int core) const;
+    /** The cycle up to which core `core` was replayed: the end of its last replayed scalar
+     * event (the last one, unless a trace that stops leaves out what must leave a queue first). */
+    uint64_t until(int core) const;
+    /** Every recorded scalar event was replayed. */
+    bool complete() const { return m_complete; }
     /** When trace event `i` (not on the scalar pipe) was queued, UINT64_MAX when unknown. */
     uint64_t queuedAt(size_t i) const { return i < m_queued.size() ? m_queued[i] : UINT64_MAX; }
 
 private:
-    bool m_ok = false;
+    bool m_ok = false, m_complete = true;
     std::string m_failure;
+    std::map<int, uint64_t> m_until;
     std::map<int, std::vector<Span>> m_spans;
     std::vector<uint64_t> m_queued;
 };

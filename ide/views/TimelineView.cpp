@@ -190,7 +190,8 @@ QVector<TimelineBar> TimelineView::bars(int row) const {
         uint64_t &prev = prevEnd[e.core];
         const EventParts parts =
             splitEvent(e, prev, tm, fe.ok() ? fe.queuedAt(size_t(i)) : UINT64_MAX);
-        const CycleSpan gap{prev, e.start};
+        // Where the front end was not replayed, the gap before a scalar event counts as issuing.
+        const CycleSpan gap{fe.ok() ? std::max(prev, fe.until(e.core)) : prev, e.start};
         prev = std::max(prev, e.end);
         if (e.pipe == tm.scalarPipe && fe.ok()) {
             // The front end's issue slots and full-queue waits before this event (replayed).
@@ -204,8 +205,8 @@ QVector<TimelineBar> TimelineView::bars(int row) const {
                                 int(f.issued)});
                 }
             }
-        } else if (e.pipe == tm.scalarPipe && !gap.empty() && visible(gap)) {
-            // Not replayed: the front end issuing the other pipes' instructions, counted as busy.
+        }
+        if (e.pipe == tm.scalarPipe && !gap.empty() && visible(gap)) {
             out.append({rectOf(gap), -1, gap, false, false, false});
         }
         if (!parts.stall.empty() && visible(parts.stall)) {
