@@ -9,11 +9,13 @@
 // reason as tooltip.
 #include "ide/core/LegalValues.h"
 #include "ide/core/Session.h"
+#include "ide/views/MainWindow.h"
 #include "ide/views/ScheduleEditor.h"
 
 #include "dsl/Compile.h"
 
 #include <QAbstractItemView>
+#include <QAction>
 #include <QApplication>
 #include <QComboBox>
 #include <QLineEdit>
@@ -351,6 +353,7 @@ private Q_SLOTS:
 
     void anEditInProgressSurvivesAResult() {
         reopen();
+        m_w->activateWindow();
         QVERIFY(QTest::qWaitForWindowActive(m_w.get()));
         QPointer<QLineEdit> line = typeInto("k_chunks", "factor", "3"); // half of "32"
         QVERIFY2(line, "no editor in the argument table");
@@ -382,8 +385,50 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(idle(), 60000);
     }
 
+    void inTheMainWindowTooAResultLeavesTheEditOpen() {
+        // The same in the whole window, where every view takes the result.
+        Session s;
+        QTemporaryDir dir;
+        s.setAutosavePath(dir.filePath("autosave.json"));
+        s.setDatabasePath(dir.filePath("tessel.db"));
+        s.service()->setDebounceMs(30);
+        MainWindow w(&s);
+        w.resize(1200, 760);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        QString error;
+        QVERIFY2(s.open("gemm", kGemm, "ascend-like", tiledStaged(), &error), qPrintable(error));
+        QTRY_VERIFY_WITH_TIMEOUT(!s.service()->isBusy(), 60000);
+        auto *editor = w.findChild<ScheduleEditor *>();
+        QVERIFY(editor);
+        editor->directiveTable()->selectRow(s.schedule()->rowOf("k_chunks"));
+        QTableView *argsView = editor->argumentTable();
+        argsView->setFocus();
+        argsView->setCurrentIndex(s.args()->index(fieldRow(s.args(), "factor"), 1));
+        auto *box = qobject_cast<QComboBox *>(QApplication::focusWidget());
+        if (!box) {
+            QTest::keyClick(argsView, Qt::Key_F2);
+            box = qobject_cast<QComboBox *>(QApplication::focusWidget());
+        }
+        QVERIFY(box && argsView->isAncestorOf(box));
+        QPointer<QLineEdit> line = box->lineEdit();
+        line->selectAll();
+        QTest::keyClicks(line, "3");
+        QSignalSpy ran(&s, &Session::runFinished);
+        w.runAction()->trigger(); // F5: compile and run now
+        QVERIFY(ran.wait(60000));
+        QTest::qWait(100);
+        QVERIFY(line && line->isVisible());
+        QCOMPARE(line->text(), QString("3"));
+        QCOMPARE(s.schedule()->spec().directives[s.schedule()->rowOf("k_chunks")].factors[0],
+                 int64_t(64));
+        QTest::keyClick(line, Qt::Key_Escape);
+        QTRY_VERIFY_WITH_TIMEOUT(!s.service()->isBusy(), 60000);
+    }
+
     void illegalValuesAreMarkedOnTheirCell() {
         reopen();
+        m_w->activateWindow();
         QVERIFY(QTest::qWaitForWindowActive(m_w.get()));
         // While typing: a factor that does not divide k's 256 turns the text red and says so.
         QLineEdit *line = typeInto("k_chunks", "factor", "96");
