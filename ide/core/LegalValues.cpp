@@ -46,7 +46,7 @@ QString loopName(const std::string &halide) {
 
 int find(const QVector<LoopState> &loops, const QString &name) {
     for (int i = 0; i < loops.size(); ++i) {
-        if (loops[i].name == name) {
+        if (loops[i].name == name || (!loops[i].alias.isEmpty() && loops[i].alias == name)) {
             return i;
         }
     }
@@ -82,6 +82,8 @@ bool split(QVector<LoopState> &loops, const QString &var, const QString &outer,
     LoopState in = old, out = old;
     in.name = inner;
     out.name = outer;
+    in.alias.clear();
+    out.alias.clear();
     in.extent = old.extent < 0 ? factor : std::min(factor, old.extent);
     in.constant = true;
     out.extent = old.extent < 0 ? -1 : (old.extent + factor - 1) / factor;
@@ -109,6 +111,17 @@ bool reorder(QVector<LoopState> &loops, const QStringList &order) {
         loops[pos[i]] = picked[i];
     }
     return true;
+}
+
+/** An atomic directive on the stage of `d` comes before directive `index`. */
+bool atomicBefore(const ScheduleSpec &spec, int index, const Directive &d) {
+    for (int i = 0; i < index && i < int(spec.directives.size()); ++i) {
+        const Directive &o = spec.directives[i];
+        if (o.kind == DirectiveKind::Atomic && o.func == d.func && o.stage == d.stage) {
+            return true;
+        }
+    }
+    return false;
 }
 
 /** Applies a loop directive to the loops of its stage; false (loops unchanged) when it would fail.
@@ -141,6 +154,7 @@ bool applyLoops(QVector<LoopState> &loops, const Directive &d) {
         }
         LoopState fused = next[in];
         fused.name = v(2);
+        fused.alias.clear();
         fused.extent =
             next[in].extent < 0 || next[out].extent < 0 ? -1 : next[in].extent * next[out].extent;
         fused.constant = next[in].constant && next[out].constant;
@@ -320,7 +334,19 @@ QVector<LoopState> LegalValues::initialLoops(const FuncInfo &f, int stage) const
         const DefInfo &u = f.updates[stage];
         for (size_t i = 0; i < u.rvars.size(); ++i) {
             qint64 e = i < u.rvar_extents.size() ? u.rvar_extents[i] : -1;
-            loops << LoopState{loopName(u.rvars[i]), e, true, e > 0, qs(u.rvars[i])};
+            // Users write "k" for an RDom's only variable, "r$x", "r$y" for the dimensions
+            // of a multi-dimensional one (both reach the same loop).
+            QString name = loopName(u.rvars[i]), full = qs(u.rvars[i]);
+            int same = 0;
+            for (const auto &o : u.rvars) {
+                same += loopName(o) == name;
+            }
+            loops << LoopState{same > 1 ? full : name,
+                               e,
+                               true,
+                               e > 0,
+                               full,
+                               same > 1 || full == name ? QString() : full};
         }
         for (size_t d = 0; d < u.lhs_var.size(); ++d) {
             auto it = std::find(f.vars.begin(), f.vars.end(), u.lhs_var[d]);
@@ -581,12 +607,7 @@ QStringList LegalValues::choices(const ScheduleSpec &spec, int index, const QStr
     }
     if (type == FieldType::Loop) {
         QStringList l;
-        bool atomic = false;
-        for (int i = 0; i < index; ++i) {
-            const Directive &o = spec.directives[i];
-            atomic = atomic ||
-                     (o.kind == DirectiveKind::Atomic && o.func == d.func && o.stage == d.stage);
-        }
+        const bool atomic = atomicBefore(spec, index, d);
         // The other loop argument of a tile or fuse cannot be the same loop.
         QString other;
         if (d.kind == DirectiveKind::Tile || d.kind == DirectiveKind::Fuse) {
@@ -641,8 +662,7 @@ QString LegalValues::checkLoopField(const ScheduleSpec &spec, int index, const D
         return QStringLiteral("'%1' is a reduction loop; parallel takes a pure loop of %2")
             .arg(value, where);
     }
-    if (loops[p].rvar && d.kind == DirectiveKind::Vectorize &&
-        !choices(spec, index, field).contains(value)) {
+    if (loops[p].rvar && d.kind == DirectiveKind::Vectorize && !atomicBefore(spec, index, d)) {
         return QStringLiteral("'%1' is a reduction loop; vectorize takes it only after an atomic "
                               "directive on %2")
             .arg(value, where);
@@ -673,28 +693,41 @@ QString LegalValues::checkFactor(const ScheduleSpec &spec, int index, const Dire
     }
     const LoopState &l = loops[p];
     const qint64 n = value.trimmed().toLongLong();
-    if (n > l.extent) {
-        return QStringLiteral("%1 %2 is larger than the extent %3 of loop %4")
-            .arg(field)
-            .arg(n)
-            .arg(l.extent)
-            .arg(l.name);
-    }
     if (l.extent % n == 0) {
         return {};
     }
-    const QString tail = qs(d.tail);
-    bool splits = d.kind == DirectiveKind::Split || d.kind == DirectiveKind::Tile;
-    if (splits && !tail.isEmpty() && tail != QLatin1String("auto")) {
-        return {}; // the tail strategy handles the remainder (check("tail") says whether it is
-                   // legal here)
+    // The remainder, by tail strategy (auto: Halide's choice for the loop): an output's loop
+    // shifts its last step inwards (the factor must fit the extent), an inner Func's loop is
+    // rounded up (its region grows: legal), a reduction or update loop is guarded, which a
+    // tensorized update cannot take (the guarded nest is no matrix product: scalar code).
+    const FuncInfo *f = funcInfo(qs(d.func));
+    QString tail = qs(d.tail);
+    const bool splits = d.kind == DirectiveKind::Split || d.kind == DirectiveKind::Tile;
+    if (!splits || tail.isEmpty() || tail == QLatin1String("auto")) {
+        tail = l.rvar || d.stage >= 0 ? QStringLiteral("guard_with_if")
+               : f && f->is_output    ? QStringLiteral("shift_inwards")
+                                      : QStringLiteral("round_up");
     }
-    return QStringLiteral("%1 %2 does not divide the extent %3 of loop %4; divisors: %5%6")
-        .arg(field)
-        .arg(n)
-        .arg(l.extent)
-        .arg(l.name, joinInts(divisors(l.extent)),
-             splits ? QStringLiteral(" (or set tail to guard_with_if)") : QString());
+    const QString divs = joinInts(divisors(l.extent));
+    if (tail == QLatin1String("shift_inwards") && n > l.extent) {
+        return QStringLiteral("%1 %2 is larger than the extent %3 of loop %4 (its last step shifts "
+                              "inwards; the factor must fit); divisors: %5")
+            .arg(field)
+            .arg(n)
+            .arg(l.extent)
+            .arg(l.name, divs);
+    }
+    if (tail == QLatin1String("guard_with_if") && isTensorized(spec, qs(d.func))) {
+        return QStringLiteral(
+                   "%1 %2 does not divide the extent %3 of loop %4: %5 is tensorized and "
+                   "the guarded remainder (tail guard_with_if) is no matrix product; "
+                   "divisors: %6")
+            .arg(field)
+            .arg(n)
+            .arg(l.extent)
+            .arg(l.name, qs(d.func), divs);
+    }
+    return {};
 }
 
 QString LegalValues::check(const ScheduleSpec &spec, int index, const QString &field,

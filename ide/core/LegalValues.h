@@ -32,6 +32,7 @@ struct LoopState {
     bool rvar = false;    // a reduction loop (from an RDom)
     bool constant = true; // the extent is a constant in the program (not the output's size)
     QString origin;       // the generator's Var or RDom variable it was split from
+    QString alias;        // Halide's name when users may write it too ("k$x" for k), else ""
 };
 
 class LegalValues {
