@@ -84,6 +84,12 @@ EventParts splitEvent(const TraceEvent &e, uint64_t prevEnd, const TraceMachine 
         p.busy = {issue, e.end};
         return p;
     }
+    if (scalar && (e.op == Op::LD || e.op == Op::ST) && e.end > e.start + m.issueCycles) {
+        // The front end waits out the memory's latency after the issue slot.
+        p.busy = {e.start, e.start + m.issueCycles};
+        p.stall = {e.start + m.issueCycles, e.end};
+        return p;
+    }
     if (e.op == Op::WAIT_FLAG) {
         p.stall = {e.start, e.end};
         return p;
@@ -468,6 +474,9 @@ std::string WaitLinks::describe(const tessel::sim::SimReport &report, size_t ind
             os << "waits for a flag (which one: the program that ran is not at hand)";
         } else if (e.op == Op::BARRIER || e.op == Op::END) {
             os << "waits for the pipes to drain";
+        } else if (e.op == Op::LD || e.op == Op::ST) {
+            os << "waits out the memory's latency of this " << tessel::isa::op_info(e.op).mnemonic
+               << " (the simulator counts it neither busy nor stall)";
         }
         return os.str();
     }

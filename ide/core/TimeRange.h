@@ -36,8 +36,11 @@
 //    if it was queued later: FrontEnd::queuedAt) to its start. Without the
 //    replay the queue time is unknown and the span starts at the previous
 //    event's end (an upper bound).
+//  - A scalar LD/ST is recorded up to the end of its memory latency, which
+//    holds the front end: the issue slot is busy, the latency a stall (the
+//    simulator counts the latency neither busy nor stall).
 //  - Everything else (DMA transfers, MMAD with its fill/drain, vector ops with
-//    bank conflicts, scalar ops with a load's latency) is busy for its whole span.
+//    bank conflicts, other scalar ops) is busy for its whole span.
 
 #include "npu_target/arch/ArchSpec.h"
 #include "npu_target/isa/Program.h"

@@ -271,38 +271,56 @@ QString TimelineView::selectionText() const {
     const uint64_t span = s.t1 - s.t0;
     QStringList lines;
     lines << tr("cycles %1 - %2 (%3)").arg(s.t0).arg(s.t1).arg(span);
+    // One line per pipe and per edge, summed over the cores (percentages of cores x cycles).
+    struct Sum {
+        uint64_t busy = 0, stall = 0, idle = 0, transfers = 0;
+        double bytes = 0;
+        int cores = 0;
+    };
     const QStringList rows = m_session->timeline()->pipes();
-    std::vector<const PipeRangeStats *> pipes;
+    QStringList order;
+    QHash<QString, Sum> pipes;
     for (const auto &p : s.pipes) {
-        pipes.push_back(&p);
+        const QString name = QString::fromStdString(p.pipe);
+        Sum &u = pipes[name];
+        if (!u.cores++) {
+            order << name;
+        }
+        u.busy += p.busy, u.stall += p.stall, u.idle += p.idle;
     }
-    std::stable_sort(pipes.begin(), pipes.end(),
-                     [&](const PipeRangeStats *a, const PipeRangeStats *b) {
-                         auto rank = [&](const PipeRangeStats *x) {
-                             return rows.indexOf(QString::fromStdString(x->pipe));
-                         };
-                         return std::make_pair(rank(a), a->core) < std::make_pair(rank(b), b->core);
-                     });
-    for (const PipeRangeStats *p : pipes) {
-        const QString name = (p->core > 0 ? QStringLiteral("c%1 ").arg(p->core) : QString()) +
-                             QString::fromStdString(p->pipe);
-        lines << tr("%1: busy %2 (%3), stall %4 (%5), idle %6 (%7)")
-                     .arg(name)
-                     .arg(p->busy)
-                     .arg(percentOf(p->busy, span))
-                     .arg(p->stall)
-                     .arg(percentOf(p->stall, span))
-                     .arg(p->idle)
-                     .arg(percentOf(p->idle, span));
+    std::stable_sort(order.begin(), order.end(), [&](const QString &a, const QString &b) {
+        return rows.indexOf(a) < rows.indexOf(b);
+    });
+    for (const QString &name : order) {
+        const Sum &u = pipes[name];
+        const uint64_t all = span * uint64_t(u.cores);
+        lines << tr("%1%2: busy %3 (%4), stall %5 (%6), idle %7 (%8)")
+                     .arg(name, u.cores > 1 ? QStringLiteral(" x%1").arg(u.cores) : QString())
+                     .arg(u.busy)
+                     .arg(percentOf(u.busy, all))
+                     .arg(u.stall)
+                     .arg(percentOf(u.stall, all))
+                     .arg(u.idle)
+                     .arg(percentOf(u.idle, all));
     }
+    QStringList edgeOrder;
+    QHash<QString, Sum> edges;
     for (const auto &e : s.edges) {
-        const QString engine = QString::fromStdString(e.engine.empty() ? e.pipe : e.engine);
-        lines << tr("%1%2 %3 -> %4: %5 in %6 %7")
-                     .arg(e.core > 0 ? QStringLiteral("c%1 ").arg(e.core) : QString(), engine,
-                          QString::fromStdString(e.src), QString::fromStdString(e.dst),
-                          formatBytes(qint64(std::llround(e.bytes))))
-                     .arg(e.transfers)
-                     .arg(e.transfers == 1 ? tr("transfer") : tr("transfers"));
+        const QString name = QStringLiteral("%1 %2 -> %3")
+                                 .arg(QString::fromStdString(e.engine.empty() ? e.pipe : e.engine),
+                                      QString::fromStdString(e.src), QString::fromStdString(e.dst));
+        Sum &u = edges[name];
+        if (!u.cores++) {
+            edgeOrder << name;
+        }
+        u.bytes += e.bytes, u.transfers += e.transfers;
+    }
+    for (const QString &name : edgeOrder) {
+        const Sum &u = edges[name];
+        lines << tr("%1: %2 in %3 %4")
+                     .arg(name, formatBytes(qint64(std::llround(u.bytes))))
+                     .arg(u.transfers)
+                     .arg(u.transfers == 1 ? tr("transfer") : tr("transfers"));
     }
     const qint64 cut = m_session->timeline()->traceCutCycle();
     if (cut >= 0 && m_selT1 > cut) {
