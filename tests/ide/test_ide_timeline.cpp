@@ -5,6 +5,7 @@
 // widget.
 #include "ide/core/Session.h"
 #include "ide/core/TimeRange.h"
+#include "ide/views/MainWindow.h"
 #include "ide/views/TimelineView.h"
 
 #include <QFile>
@@ -369,11 +370,33 @@ private Q_SLOTS:
         const int row = int(model().pipes().indexOf("S"));
         const QString text = tv.hoverText(
             QPointF(xOf(tv, (wait->start + wait->end) / 2.0), tv.laneOf(row).center().y()));
+        if (qEnvironmentVariableIsSet("TESSEL_TIMELINE_SAY")) {
+            qInfo("%s", qPrintable(text));
+        }
         QVERIFY2(
             text.contains(
                 QString("waits for room in the %1 queue").arg(QString::fromStdString(cause.pipe))),
             qPrintable(text));
         m_s->viewState()->resetZoom();
+    }
+
+    void escInTheMainWindowClearsTheRange() {
+        // The window's Esc (Cancel run) does not take the key from a timeline with a range.
+        MainWindow w(m_s.get());
+        w.resize(1280, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        TimelineView *tv = w.findChild<TimelineView *>();
+        QVERIFY(tv);
+        tv->setFocus();
+        tv->setSelection(100, 2000);
+        QVERIFY(tv->hasSelection());
+        QTest::keyClick(tv, Qt::Key_Escape);
+        QVERIFY(!tv->hasSelection());
+        m_s->viewState()->zoomTo(100, 2000);
+        QTest::keyClick(tv, Qt::Key_F);
+        QCOMPARE(m_s->viewState()->zoom().end - m_s->viewState()->zoom().start,
+                 double(sim().cycles));
     }
 
     void aTraceThatStopsIsReplayedUpToWhereItStops() {
