@@ -626,7 +626,8 @@ QString TimelineView::hoverText(const QPointF &pt) const {
                     .arg(ev.end);
         const WaitLinks::Link *l = links.of(size_t(best->event));
         if (l && l->lastEvent >= 0 && !m->directiveOf(int(l->lastEvent)).isEmpty()) {
-            text += tr("\ndirective of the instruction waited on: %1").arg(m->directiveOf(int(l->lastEvent)));
+            text += tr("\ndirective of the instruction waited on: %1")
+                        .arg(m->directiveOf(int(l->lastEvent)));
         }
     }
     return text + QStringLiteral("\ndirective: ") + directive;
