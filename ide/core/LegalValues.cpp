@@ -730,6 +730,16 @@ QString LegalValues::checkFactor(const ScheduleSpec &spec, int index, const Dire
     return {};
 }
 
+/** One value being checked: the directive with it set, in the schedule with it set. */
+struct FieldCheck {
+    const ScheduleSpec &spec; // as it is
+    const ScheduleSpec &next; // with the value set
+    const int index;
+    const Directive &d; // in `next`
+    const QString field, v, func;
+    const FuncInfo *f;
+};
+
 QString LegalValues::check(const ScheduleSpec &spec, int index, const QString &field,
                            const QString &value) const {
     if (!m_valid || index < 0 || index >= int(spec.directives.size())) {
@@ -744,94 +754,126 @@ QString LegalValues::check(const ScheduleSpec &spec, int index, const QString &f
     }
     ScheduleSpec next = spec;
     next.directives[index] = d;
-    const QString v = value.trimmed();
     const QString func = qs(d.func);
-    const FuncInfo *f = funcInfo(func);
-    auto oneOf = [&](const QString &what) -> QString {
-        QStringList legal = choices(next, index, field);
-        if (legal.contains(v) || (v == QLatin1String("auto") && legal.contains(QString()))) {
-            return {};
-        }
-        QStringList shown;
-        for (const QString &c : legal) {
-            shown << (c.isEmpty() ? QStringLiteral("(none)") : c);
-        }
-        return legal.isEmpty() ? QStringLiteral("no %1 is legal here").arg(what)
-                               : QStringLiteral("'%1' is not a legal %2 here; legal: %3")
-                                     .arg(v, what, shown.join(", "));
-    };
-    if (field == QLatin1String("id")) {
+    FieldCheck c{spec, next,          index, next.directives[index], field, value.trimmed(),
+                 func, funcInfo(func)};
+    static const QStringList identity{"id", "kind", "func", "stage", "update"};
+    static const QStringList resources{"unit", "format", "buffers", "cores", "level"};
+    if (identity.contains(field)) {
+        return checkIdentity(c);
+    }
+    if (resources.contains(field)) {
+        return checkResource(c);
+    }
+    if (field == QLatin1String("at_func") || field == QLatin1String("at_loop")) {
+        return checkPlacement(c);
+    }
+    if (field == QLatin1String("tail")) {
+        return checkTail(c);
+    }
+    FieldType type = FieldType::Text;
+    for (const FieldInfo &fi : directiveFields(d.kind)) {
+        type = fi.name == field ? fi.type : type;
+    }
+    switch (type) {
+    case FieldType::Loop:
+        return checkLoopField(c.next, index, c.d, field, c.v);
+    case FieldType::Loops:
+        return checkReorder(c);
+    case FieldType::Integer:
+        return checkFactor(c.next, index, c.d, field, c.v);
+    case FieldType::Text:
+        return checkNewName(c);
+    default:
+        return {};
+    }
+}
+
+QString LegalValues::checkIdentity(const FieldCheck &c) const {
+    const Directive &d = c.d;
+    const FuncInfo *f = c.f;
+    const QString &v = c.v, &func = c.func;
+    if (c.field == QLatin1String("id")) {
         if (v.isEmpty()) {
             return QStringLiteral("an id cannot be empty");
         }
-        for (int i = 0; i < int(spec.directives.size()); ++i) {
-            if (i != index && qs(spec.directives[i].id) == v) {
+        for (int i = 0; i < int(c.spec.directives.size()); ++i) {
+            if (i != c.index && qs(c.spec.directives[i].id) == v) {
                 return QStringLiteral("id '%1' is already used by directive #%2").arg(v).arg(i);
             }
         }
         return {};
     }
-    if (field == QLatin1String("kind")) {
+    if (c.field == QLatin1String("kind")) {
         tessel::DirectiveKind k;
         return kindFromName(v, &k) ? QString() : QStringLiteral("unknown kind '%1'").arg(v);
     }
-    if (field == QLatin1String("func")) {
-        if (!f && !(inputs().contains(func) &&
-                    (d.kind == DirectiveKind::Stage || d.kind == DirectiveKind::Layout))) {
-            if (inputs().contains(func)) {
-                return QStringLiteral("'%1' is an input; only stage and layout take an input")
-                    .arg(func);
-            }
+    if (c.field == QLatin1String("func")) {
+        const bool takesInput = d.kind == DirectiveKind::Stage || d.kind == DirectiveKind::Layout;
+        if (!f && inputs().contains(func)) {
+            return takesInput
+                       ? QString()
+                       : QStringLiteral("'%1' is an input; only stage and layout take an input")
+                             .arg(func);
+        }
+        if (!f) {
             return QStringLiteral("unknown Func '%1'; Funcs: %2; inputs: %3")
                 .arg(func, funcs().join(", "), inputs().join(", "));
         }
-        if (f && f->is_output &&
+        if (f->is_output &&
             (d.kind == DirectiveKind::ComputeAt || d.kind == DirectiveKind::StoreAt ||
              d.kind == DirectiveKind::ComputeInline)) {
             return QStringLiteral("%1 is an output; it is computed at root").arg(func);
         }
-        if (f && !f->updates.empty() && d.kind == DirectiveKind::ComputeInline) {
+        if (!f->updates.empty() && d.kind == DirectiveKind::ComputeInline) {
             return QStringLiteral("%1 has an update definition; it cannot be inlined").arg(func);
         }
         return {};
     }
-    if (field == QLatin1String("stage")) {
-        if (!f) {
+    if (!f) {
+        return {};
+    }
+    const QString updates = QStringLiteral("%1 has %2 update definition%3")
+                                .arg(func)
+                                .arg(f->updates.size())
+                                .arg(f->updates.size() == 1 ? "" : "s");
+    if (c.field == QLatin1String("stage")) {
+        if (d.stage >= int(f->updates.size()) || (d.kind == DirectiveKind::Atomic && d.stage < 0)) {
+            return QStringLiteral("%1; legal stages: %2")
+                .arg(updates, choices(c.next, c.index, c.field).join(", "));
+        }
+        return {};
+    }
+    // update (tensorize)
+    if (d.stage < 0 || d.stage >= int(f->updates.size())) {
+        return QStringLiteral("%1; update %2 does not exist").arg(updates).arg(d.stage);
+    }
+    if (!f->updates[d.stage].sum_of_products && d.unit != "fix") {
+        return QStringLiteral(
+                   "%1.update(%2) is not a sum of products; the matrix unit cannot take it")
+            .arg(func)
+            .arg(d.stage);
+    }
+    return {};
+}
+
+QString LegalValues::checkResource(const FieldCheck &c) const {
+    const Directive &d = c.d;
+    const QString &v = c.v, &func = c.func;
+    if (c.field == QLatin1String("unit") || c.field == QLatin1String("format")) {
+        QStringList legal = choices(c.next, c.index, c.field);
+        const QString what = c.field == QLatin1String("unit")
+                                 ? QStringLiteral("unit for %1").arg(func)
+                                 : QStringLiteral("layout");
+        if (legal.contains(v)) {
             return {};
         }
-        if (d.stage >= int(f->updates.size()) || (d.kind == DirectiveKind::Atomic && d.stage < 0)) {
-            return QStringLiteral("%1 has %2 update definition%3; legal stages: %4")
-                .arg(func)
-                .arg(f->updates.size())
-                .arg(f->updates.size() == 1 ? "" : "s")
-                .arg(choices(next, index, field).join(", "));
-        }
-        return {};
+        return legal.isEmpty() ? QStringLiteral("no %1 is legal here").arg(what)
+                               : QStringLiteral("'%1' is not a legal %2 here; legal: %3")
+                                     .arg(v, what, legal.join(", "));
     }
-    if (field == QLatin1String("update")) {
-        if (f && (d.stage < 0 || d.stage >= int(f->updates.size()))) {
-            return QStringLiteral("%1 has %2 update definition%3; update %4 does not exist")
-                .arg(func)
-                .arg(f->updates.size())
-                .arg(f->updates.size() == 1 ? "" : "s")
-                .arg(d.stage);
-        }
-        if (f && !f->updates[d.stage].sum_of_products && d.unit != "fix") {
-            return QStringLiteral(
-                       "%1.update(%2) is not a sum of products; the matrix unit cannot take it")
-                .arg(func)
-                .arg(d.stage);
-        }
-        return {};
-    }
-    if (field == QLatin1String("unit")) {
-        return oneOf(QStringLiteral("unit for %1").arg(func));
-    }
-    if (field == QLatin1String("format")) {
-        return oneOf(QStringLiteral("layout"));
-    }
-    if (field == QLatin1String("buffers")) {
-        if (d.kind == DirectiveKind::AccumulateIn && f && f->updates.empty() && d.buffers < 2) {
+    if (c.field == QLatin1String("buffers")) {
+        if (d.kind == DirectiveKind::AccumulateIn && c.f && c.f->updates.empty() && d.buffers < 2) {
             return QStringLiteral("%1 has no update definition: accumulate_in keeps a pure Func's "
                                   "tile only with "
                                   "buffers >= 2")
@@ -840,43 +882,46 @@ QString LegalValues::check(const ScheduleSpec &spec, int index, const QString &f
         return d.buffers > 8 ? QStringLiteral("buffers must be 1..8, got %1").arg(d.buffers)
                              : QString();
     }
-    if (field == QLatin1String("cores")) {
-        if (d.cores > m_arch.chip.cores) {
-            return QStringLiteral("%1 has %2 cores; cores=%3 asks for more")
-                .arg(qs(m_arch.name))
-                .arg(m_arch.chip.cores)
-                .arg(d.cores);
+    if (c.field == QLatin1String("cores")) {
+        return d.cores <= m_arch.chip.cores
+                   ? QString()
+                   : QStringLiteral("%1 has %2 cores; cores=%3 asks for more")
+                         .arg(qs(m_arch.name))
+                         .arg(m_arch.chip.cores)
+                         .arg(d.cores);
+    }
+    // level
+    if (!m_arch.find_level(d.level)) {
+        QStringList all;
+        for (const auto &m : m_arch.memories) {
+            all << qs(m.name);
         }
+        return QStringLiteral("level '%1' does not exist in %2; its levels: %3")
+            .arg(v, qs(m_arch.name), all.join(", "));
+    }
+    QStringList legal = choices(c.next, c.index, c.field);
+    if (legal.contains(v)) {
         return {};
     }
-    if (field == QLatin1String("level")) {
-        if (!m_arch.find_level(d.level)) {
-            QStringList all;
-            for (const auto &m : m_arch.memories) {
-                all << qs(m.name);
-            }
-            return QStringLiteral("level '%1' does not exist in %2; its levels: %3")
-                .arg(v, qs(m_arch.name), all.join(", "));
-        }
-        QStringList legal = choices(next, index, field);
-        if (legal.contains(v)) {
-            return {};
-        }
-        if (d.kind == DirectiveKind::AccumulateIn) {
-            return QStringLiteral("%1 cannot hold %2's result%3; legal: %4")
-                .arg(v, func,
-                     isTensorized(spec, func)
-                         ? QStringLiteral(" (it is tensorized: the matrix unit writes %1)")
-                               .arg(qs(m_arch.matrix.c_level))
-                         : QString(),
-                     legal.join(", "));
-        }
-        QString from = levelOf(spec, index, func);
-        return QStringLiteral("no engine of %1 copies %2 from %3 into %4; from %3 it reaches: %5")
-            .arg(qs(m_arch.name), func, from, v,
-                 legal.isEmpty() ? QStringLiteral("nothing") : legal.join(", "));
+    if (d.kind == DirectiveKind::AccumulateIn) {
+        return QStringLiteral("%1 cannot hold %2's result%3; legal: %4")
+            .arg(v, func,
+                 isTensorized(c.spec, func)
+                     ? QStringLiteral(" (it is tensorized: the matrix unit writes %1)")
+                           .arg(qs(m_arch.matrix.c_level))
+                     : QString(),
+                 legal.join(", "));
     }
-    if (field == QLatin1String("at_func")) {
+    QString from = levelOf(c.spec, c.index, func);
+    return QStringLiteral("no engine of %1 copies %2 from %3 into %4; from %3 it reaches: %5")
+        .arg(qs(m_arch.name), func, from, v,
+             legal.isEmpty() ? QStringLiteral("nothing") : legal.join(", "));
+}
+
+QString LegalValues::checkPlacement(const FieldCheck &c) const {
+    const Directive &d = c.d;
+    const QString &v = c.v, &func = c.func;
+    if (c.field == QLatin1String("at_func")) {
         QStringList legal = consumersOf(func);
         if (legal.contains(v)) {
             return {};
@@ -888,96 +933,82 @@ QString LegalValues::check(const ScheduleSpec &spec, int index, const QString &f
                    : QStringLiteral("%1 does not read %2; the Funcs that do: %3")
                          .arg(v, func, legal.join(", "));
     }
-    if (field == QLatin1String("at_loop")) {
-        QStringList legal = choices(next, index, field);
-        if (legal.contains(v) && d.kind == DirectiveKind::StoreAt) {
-            bool computedAt = false;
-            for (const auto &o : spec.directives) {
-                computedAt = computedAt || (o.kind == DirectiveKind::ComputeAt && o.func == d.func);
-            }
-            if (!computedAt) {
-                return QStringLiteral(
-                           "%1 has no compute_at; store_at needs one (at %2 or inside it)")
-                    .arg(func, v);
-            }
-        }
-        if (legal.contains(v)) {
-            return {};
-        }
+    QStringList legal = choices(c.next, c.index, c.field);
+    if (!legal.contains(v)) {
         return QStringLiteral("'%1' is not a loop of %2 here; its loops at this point: %3")
             .arg(v, qs(d.at_func), legal.join(", "));
     }
-    if (field == QLatin1String("tail")) {
-        if (v.isEmpty() || v == QLatin1String("auto")) {
-            return {};
-        }
-        QStringList legal = choices(next, index, field);
-        if (legal.contains(v)) {
-            return {};
-        }
-        if (!QStringList{"round_up", "guard_with_if", "shift_inwards", "predicate"}.contains(v)) {
-            return QStringLiteral("unknown tail strategy '%1'; known: auto, round_up, "
-                                  "guard_with_if, shift_inwards, "
-                                  "predicate")
-                .arg(v);
-        }
-        return QStringLiteral("tail %1 is not legal on %2 (%3); legal: auto, %4")
-            .arg(v, stageName(func, d.stage),
-                 d.stage < 0 ? QStringLiteral("a reduction loop")
-                             : QStringLiteral("an update definition"),
-                 legal.mid(1).join(", "));
+    bool computedAt = false;
+    for (const auto &o : c.spec.directives) {
+        computedAt = computedAt || (o.kind == DirectiveKind::ComputeAt && o.func == d.func);
     }
-    FieldType type = FieldType::Text;
-    for (const FieldInfo &fi : directiveFields(d.kind)) {
-        if (fi.name == field) {
-            type = fi.type;
-        }
+    if (d.kind == DirectiveKind::StoreAt && !computedAt) {
+        return QStringLiteral("%1 has no compute_at; store_at needs one (at %2 or inside it)")
+            .arg(func, v);
     }
-    if (type == FieldType::Loop) {
-        return checkLoopField(next, index, d, field, v);
-    }
-    if (type == FieldType::Loops) {
-        QVector<LoopState> loops = loopsAt(spec, index, func, d.stage);
-        QStringList seen;
-        for (const auto &n : d.vars) {
-            QString name = qs(n);
-            if (find(loops, name) < 0) {
-                return QStringLiteral("'%1' is not a loop of %2 here; its loops at this point: %3")
-                    .arg(name, stageName(func, d.stage), names(loops).join(", "));
-            }
-            if (seen.contains(name)) {
-                return QStringLiteral("'%1' is named twice").arg(name);
-            }
-            seen << name;
-        }
-        return d.vars.empty() ? QStringLiteral("reorder needs the loops, innermost first")
-                              : QString();
-    }
-    if (type == FieldType::Integer) {
-        return checkFactor(next, index, d, field, v);
-    }
-    if (type == FieldType::Text) { // a new loop name (split, tile, fuse)
-        if (v.isEmpty()) {
-            return QStringLiteral("a new loop needs a name");
-        }
-        QVector<LoopState> loops = loopsAt(spec, index, func, d.stage);
-        size_t first = d.kind == DirectiveKind::Split ? 1 : 2;
-        size_t count = d.kind == DirectiveKind::Fuse ? 1 : d.vars.size() - first;
-        QStringList created, consumed;
-        for (size_t i = first; i < first + count && i < d.vars.size(); ++i) {
-            created << qs(d.vars[i]);
-        }
-        for (size_t i = 0; i < first && i < d.vars.size(); ++i) {
-            consumed << qs(d.vars[i]);
-        }
-        if (created.count(v) > 1) {
-            return QStringLiteral("'%1' names two new loops; give each its own name").arg(v);
-        }
-        if (find(loops, v) >= 0 && !consumed.contains(v)) {
-            return QStringLiteral("'%1' is already a loop of %2 (its loops: %3)")
-                .arg(v, stageName(func, d.stage), names(loops).join(", "));
-        }
+    return {};
+}
+
+QString LegalValues::checkTail(const FieldCheck &c) const {
+    const QString &v = c.v;
+    if (v.isEmpty() || v == QLatin1String("auto")) {
         return {};
+    }
+    QStringList legal = choices(c.next, c.index, c.field);
+    if (legal.contains(v)) {
+        return {};
+    }
+    if (!QStringList{"round_up", "guard_with_if", "shift_inwards", "predicate"}.contains(v)) {
+        return QStringLiteral("unknown tail strategy '%1'; known: auto, round_up, guard_with_if, "
+                              "shift_inwards, "
+                              "predicate")
+            .arg(v);
+    }
+    // Only an update's loops (its reduction loops and its pure ones) refuse a tail.
+    return QStringLiteral(
+               "tail %1 is not legal on %2 (it would recompute or skip steps of an update); "
+               "legal: auto, %3")
+        .arg(v, stageName(c.func, c.d.stage), legal.mid(1).join(", "));
+}
+
+QString LegalValues::checkReorder(const FieldCheck &c) const {
+    const Directive &d = c.d;
+    QVector<LoopState> loops = loopsAt(c.spec, c.index, c.func, d.stage);
+    QStringList seen;
+    for (const auto &n : d.vars) {
+        QString name = qs(n);
+        if (find(loops, name) < 0) {
+            return QStringLiteral("'%1' is not a loop of %2 here; its loops at this point: %3")
+                .arg(name, stageName(c.func, d.stage), names(loops).join(", "));
+        }
+        if (seen.contains(name)) {
+            return QStringLiteral("'%1' is named twice").arg(name);
+        }
+        seen << name;
+    }
+    return d.vars.empty() ? QStringLiteral("reorder needs the loops, innermost first") : QString();
+}
+
+QString LegalValues::checkNewName(const FieldCheck &c) const {
+    // A new loop name (split, tile, fuse): not one the stage has, unless it replaces it.
+    const Directive &d = c.d;
+    const QString &v = c.v;
+    if (v.isEmpty()) {
+        return QStringLiteral("a new loop needs a name");
+    }
+    QVector<LoopState> loops = loopsAt(c.spec, c.index, c.func, d.stage);
+    size_t first = d.kind == DirectiveKind::Split ? 1 : 2;
+    size_t count = d.kind == DirectiveKind::Fuse ? 1 : d.vars.size() - first;
+    QStringList created, consumed;
+    for (size_t i = 0; i < first + count && i < d.vars.size(); ++i) {
+        (i < first ? consumed : created) << qs(d.vars[i]);
+    }
+    if (created.count(v) > 1) {
+        return QStringLiteral("'%1' names two new loops; give each its own name").arg(v);
+    }
+    if (find(loops, v) >= 0 && !consumed.contains(v)) {
+        return QStringLiteral("'%1' is already a loop of %2 (its loops: %3)")
+            .arg(v, stageName(c.func, d.stage), names(loops).join(", "));
     }
     return {};
 }
@@ -1063,425 +1094,413 @@ bool LegalValues::makeDefault(const ScheduleSpec &spec, int index, DirectiveKind
     return false;
 }
 
-bool LegalValues::defaultFor(const ScheduleSpec &spec, int index, DirectiveKind kind,
-                             const QString &func, Directive *out, QString *why) const {
-    auto fail = [&](const QString &m) {
+/** What a template is built from: the schedule, where it goes, the Func and the directive so far.
+ */
+struct Template {
+    const LegalValues &lv;
+    const ScheduleSpec &spec;
+    const int index;
+    const QString func;
+    const FuncInfo *f;
+    const bool tensorized;
+    Directive d;
+    QString *why;
+    QStringList
+        referenced;    // loop names some at= names (anywhere: Halide resolves them when it lowers)
+    QStringList taken; // every loop name of the Func, at any point, in any stage
+
+    bool fail(const QString &m) {
         if (why) {
             *why = m;
         }
         return false;
-    };
-    const FuncInfo *f = funcInfo(func);
-    Directive d = makeDirective(kind, func);
-    d.vars.clear();
-    d.factors.clear();
-    // Loop names some at= refers to (anywhere: Halide resolves them when it lowers).
-    QStringList referenced;
-    for (const auto &o : spec.directives) {
-        if (qs(o.at_func) == func) {
-            referenced << qs(o.at_loop);
-        }
     }
-    QStringList allNames; // every loop name of the Func, at any point, in any stage
-    for (int s = -1; f && s < int(f->updates.size()); ++s) {
-        allNames += names(loopsAt(spec, int(spec.directives.size()), func, s));
-        allNames += names(loopsAt(spec, index, func, s));
-    }
-    for (const auto &o : spec.directives) {
-        if (qs(o.func) == func) {
-            for (const auto &v : o.vars) {
-                allNames << qs(v);
-            }
-        }
-    }
-    auto fresh = [&](const QString &base) {
+    /** `base`, or base2, base3, ... when the Func has a loop of that name. */
+    std::string fresh(const QString &base) {
         QString n = base;
-        for (int i = 2; allNames.contains(n); ++i) {
+        for (int i = 2; taken.contains(n); ++i) {
             n = base + QString::number(i);
         }
-        allNames << n;
-        return n;
-    };
-    bool tensorized = isTensorized(spec, func);
-    auto stages = [&] {
+        taken << n;
+        return n.toStdString();
+    }
+    /** The Func's stages, the last update first. */
+    QVector<int> stages() const {
         QVector<int> s;
         for (int u = f ? int(f->updates.size()) - 1 : -1; u >= 0; --u) {
             s << u;
         }
         s << -1;
         return s;
-    };
-    // Loops of a stage no at= names, outermost first, optionally of known extent.
-    auto freeLoops = [&](int stage) {
-        QVector<LoopState> loops = loopsAt(spec, index, func, stage), l;
-        for (int i = loops.size() - 1; i >= 0; --i) {
-            if (!referenced.contains(loops[i].name)) {
-                l << loops[i];
+    }
+    QVector<LoopState> loops(int stage) const { return lv.loopsAt(spec, index, func, stage); }
+    /** The loops of a stage no at= names, outermost first. */
+    QVector<LoopState> freeLoops(int stage) const {
+        QVector<LoopState> all = loops(stage), l;
+        for (int i = all.size() - 1; i >= 0; --i) {
+            if (!referenced.contains(all[i].name)) {
+                l << all[i];
             }
         }
         return l;
-    };
-    const bool halideLoopKind = usesLoops(kind) || kind == DirectiveKind::Atomic;
-    if (halideLoopKind && !f) {
-        return fail(QStringLiteral("'%1' is an input; schedule the Funcs that read it").arg(func));
     }
+    /** A directive of `kind` on the Func comes anywhere in the schedule. */
+    const Directive *has(DirectiveKind kind) const {
+        for (const auto &o : spec.directives) {
+            if (o.kind == kind && qs(o.func) == func) {
+                return &o;
+            }
+        }
+        return nullptr;
+    }
+};
+
+bool LegalValues::defaultFor(const ScheduleSpec &spec, int index, DirectiveKind kind,
+                             const QString &func, Directive *out, QString *why) const {
+    const FuncInfo *f = funcInfo(func);
+    Template t{*this, spec, index, func, f, isTensorized(spec, func), makeDirective(kind, func),
+               why,   {},   {}};
+    t.d.vars.clear();
+    t.d.factors.clear();
+    for (const auto &o : spec.directives) {
+        if (qs(o.at_func) == func) {
+            t.referenced << qs(o.at_loop);
+        }
+        for (size_t i = 0; qs(o.func) == func && i < o.vars.size(); ++i) {
+            t.taken << qs(o.vars[i]);
+        }
+    }
+    for (int s = -1; f && s < int(f->updates.size()); ++s) {
+        t.taken += names(loopsAt(spec, int(spec.directives.size()), func, s)) + names(t.loops(s));
+    }
+    if ((usesLoops(kind) || kind == DirectiveKind::Atomic) && !f) {
+        return t.fail(
+            QStringLiteral("'%1' is an input; schedule the Funcs that read it").arg(func));
+    }
+    bool ok = false;
     switch (kind) {
     case DirectiveKind::Split:
-    case DirectiveKind::Tile: {
-        // The factor is the loop's extent: a split that changes no iteration until you
-        // pick a smaller factor from the divisors the drop-down offers.
-        for (int s : stages()) {
-            QVector<LoopState> loops = freeLoops(s);
-            for (int i = 0; i < loops.size(); ++i) {
-                const LoopState &x = loops[i];
-                if (x.extent <= 0) {
-                    continue;
-                }
-                d.stage = s;
-                if (kind == DirectiveKind::Split) {
-                    d.vars = {x.name.toStdString(), fresh(x.name + "o").toStdString(),
-                              fresh(x.name + "i").toStdString()};
-                    d.factors = {x.extent};
-                    *out = d;
-                    return true;
-                }
-                // tile: x and the loop just outside it (the inner of the two first)
-                QVector<LoopState> all = loopsAt(spec, index, func, s);
-                int p = find(all, x.name);
-                if (p - 1 >= 0 && !referenced.contains(all[p - 1].name) && all[p - 1].extent > 0) {
-                    const LoopState &in = all[p - 1];
-                    d.vars = {in.name.toStdString(),
-                              x.name.toStdString(),
-                              fresh(in.name + "o").toStdString(),
-                              fresh(x.name + "o").toStdString(),
-                              fresh(in.name + "i").toStdString(),
-                              fresh(x.name + "i").toStdString()};
-                    d.factors = {in.extent, x.extent};
-                    *out = d;
-                    return true;
-                }
-            }
-        }
-        return fail(
-            QStringLiteral("every loop of %1 of known extent is named by an at=").arg(func));
-    }
-    case DirectiveKind::Reorder: {
-        // The loops in their order: legal, and the list to rearrange.
-        int s = stages().first();
-        d.stage = s;
-        for (const auto &l : loopsAt(spec, index, func, s)) {
-            d.vars.push_back(l.name.toStdString());
-        }
-        if (d.vars.size() < 2) {
-            return fail(QStringLiteral("%1 has fewer than two loops").arg(func));
-        }
-        *out = d;
-        return true;
-    }
-    case DirectiveKind::Fuse: {
-        // Two adjacent pure loops no at= names, of a Func no unit maps.
-        if (tensorized) {
-            return fail(
-                QStringLiteral("%1 is tensorized: the matrix unit takes its loops as they are")
-                    .arg(func));
-        }
-        for (int s : stages()) {
-            QVector<LoopState> loops = loopsAt(spec, index, func, s);
-            for (int i = loops.size() - 2; i >= 0; --i) {
-                const LoopState &in = loops[i], &o = loops[i + 1];
-                if (!in.rvar && !o.rvar && !referenced.contains(in.name) &&
-                    !referenced.contains(o.name)) {
-                    d.stage = s;
-                    d.vars = {in.name.toStdString(), o.name.toStdString(),
-                              fresh(in.name + o.name).toStdString()};
-                    *out = d;
-                    return true;
-                }
-            }
-        }
-        return fail(
-            QStringLiteral("%1 has no two adjacent pure loops that no at= names").arg(func));
-    }
+    case DirectiveKind::Tile:
+        ok = splitTemplate(t);
+        break;
+    case DirectiveKind::Reorder:
+    case DirectiveKind::Fuse:
+        ok = reorderOrFuseTemplate(t);
+        break;
     case DirectiveKind::Vectorize:
     case DirectiveKind::Unroll:
-    case DirectiveKind::Parallel: {
-        if (tensorized) {
-            return fail(
-                QStringLiteral("%1 is tensorized: the matrix unit runs its loops").arg(func));
-        }
-        bool accumulated = false;
-        for (const auto &o : spec.directives) {
-            accumulated =
-                accumulated || (o.kind == DirectiveKind::AccumulateIn && qs(o.func) == func);
-        }
-        for (int s : stages()) {
-            QVector<LoopState> loops = freeLoops(s);
-            if (kind == DirectiveKind::Vectorize) { // the innermost pure loop
-                std::reverse(loops.begin(), loops.end());
+    case DirectiveKind::Parallel:
+    case DirectiveKind::Atomic:
+        ok = loopTypeTemplate(t);
+        break;
+    case DirectiveKind::ComputeAt:
+    case DirectiveKind::StoreAt:
+    case DirectiveKind::ComputeRoot:
+    case DirectiveKind::ComputeInline:
+        ok = placementTemplate(t);
+        break;
+    case DirectiveKind::Stage:
+        ok = stageTemplate(t);
+        break;
+    case DirectiveKind::AccumulateIn:
+    case DirectiveKind::Tensorize:
+        ok = unitTemplate(t);
+        break;
+    case DirectiveKind::Layout:
+        t.d.format = "ND"; // the layout every buffer has unless told otherwise
+        ok = true;
+        break;
+    }
+    if (ok) {
+        *out = t.d;
+    }
+    return ok;
+}
+
+bool LegalValues::splitTemplate(Template &t) const {
+    // The factor is the loop's extent: a split that changes no iteration until you pick a
+    // smaller factor from the divisors the drop-down offers.
+    Directive &d = t.d;
+    for (int s : t.stages()) {
+        for (const LoopState &x : t.freeLoops(s)) {
+            if (x.extent <= 0) {
+                continue;
             }
-            for (const auto &l : loops) {
-                if (l.rvar || (kind == DirectiveKind::Vectorize && !accumulated)) {
-                    continue;
-                }
-                d.stage = s;
-                d.vars = {l.name.toStdString()};
-                if (kind == DirectiveKind::Parallel) {
-                    if (l.name == l.origin) {
-                        continue; // the cores take tiles: a loop a split or tile made
-                    }
-                    // across NPU cores: the most that divide the loop
-                    int cores = 1;
-                    for (int c = 1; c <= m_arch.chip.cores && l.extent > 0; ++c) {
-                        cores = l.extent % c == 0 && c <= l.extent ? c : cores;
-                    }
-                    d.cores = cores;
-                } else if (kind == DirectiveKind::Unroll) {
-                    if (!l.constant || l.extent <= 0 || l.extent > 4) {
-                        continue; // unroll only a short loop by default
-                    }
-                }
-                *out = d;
+            d.stage = s;
+            if (d.kind == DirectiveKind::Split) {
+                d.vars = {x.name.toStdString(), t.fresh(x.name + "o"), t.fresh(x.name + "i")};
+                d.factors = {x.extent};
+                return true;
+            }
+            // tile: x and the loop just inside it (the inner of the two first)
+            QVector<LoopState> all = t.loops(s);
+            int p = find(all, x.name);
+            if (p >= 1 && !t.referenced.contains(all[p - 1].name) && all[p - 1].extent > 0) {
+                const LoopState &in = all[p - 1];
+                d.vars = {in.name.toStdString(), x.name.toStdString(),   t.fresh(in.name + "o"),
+                          t.fresh(x.name + "o"), t.fresh(in.name + "i"), t.fresh(x.name + "i")};
+                d.factors = {in.extent, x.extent};
                 return true;
             }
         }
-        if (kind == DirectiveKind::Vectorize) {
-            return fail(QStringLiteral(
-                            "%1's result is not kept in the vector unit's level (accumulate_in %2)")
-                            .arg(func, qs(m_arch.vector.level)));
-        }
-        return fail(QStringLiteral("%1 has no pure loop that no at= names%2")
-                        .arg(func, kind == DirectiveKind::Unroll
-                                       ? QStringLiteral(" with at most 4 iterations")
-                                   : kind == DirectiveKind::Parallel
-                                       ? QStringLiteral(" made by a split or tile")
-                                       : QString()));
     }
-    case DirectiveKind::Atomic: {
-        if (tensorized) {
-            return fail(QStringLiteral("%1 is tensorized").arg(func));
+    return t.fail(
+        QStringLiteral("every loop of %1 of known extent is named by an at=").arg(t.func));
+}
+
+bool LegalValues::reorderOrFuseTemplate(Template &t) const {
+    Directive &d = t.d;
+    if (d.kind == DirectiveKind::Reorder) {
+        // The loops in their order: legal, and the list to rearrange.
+        d.stage = t.stages().first();
+        for (const auto &l : t.loops(d.stage)) {
+            d.vars.push_back(l.name.toStdString());
         }
-        if (f->updates.empty()) {
-            return fail(QStringLiteral("%1 has no update definition").arg(func));
+        return d.vars.size() >= 2 ||
+               t.fail(QStringLiteral("%1 has fewer than two loops").arg(t.func));
+    }
+    // fuse: two adjacent pure loops no at= names, of a Func no unit maps.
+    if (t.tensorized) {
+        return t.fail(
+            QStringLiteral("%1 is tensorized: the matrix unit takes its loops as they are")
+                .arg(t.func));
+    }
+    for (int s : t.stages()) {
+        QVector<LoopState> loops = t.loops(s);
+        for (int i = loops.size() - 2; i >= 0; --i) {
+            const LoopState &in = loops[i], &o = loops[i + 1];
+            if (!in.rvar && !o.rvar && !t.referenced.contains(in.name) &&
+                !t.referenced.contains(o.name)) {
+                d.stage = s;
+                d.vars = {in.name.toStdString(), o.name.toStdString(), t.fresh(in.name + o.name)};
+                return true;
+            }
         }
+    }
+    return t.fail(
+        QStringLiteral("%1 has no two adjacent pure loops that no at= names").arg(t.func));
+}
+
+bool LegalValues::loopTypeTemplate(Template &t) const {
+    Directive &d = t.d;
+    const DirectiveKind kind = d.kind;
+    if (t.tensorized) {
+        return t.fail(
+            QStringLiteral("%1 is tensorized: the matrix unit runs its loops").arg(t.func));
+    }
+    if (kind == DirectiveKind::Atomic) {
         d.stage = 0;
-        *out = d;
-        return true;
+        return !t.f->updates.empty() ||
+               t.fail(QStringLiteral("%1 has no update definition").arg(t.func));
     }
-    case DirectiveKind::ComputeAt:
-    case DirectiveKind::StoreAt: {
-        if (!f || f->is_output) {
-            return fail(
-                QStringLiteral("%1 is an output (or an input); it is computed at root").arg(func));
+    const bool accumulated = t.has(DirectiveKind::AccumulateIn);
+    for (int s : t.stages()) {
+        QVector<LoopState> loops = t.freeLoops(s);
+        if (kind == DirectiveKind::Vectorize) { // the innermost pure loop
+            std::reverse(loops.begin(), loops.end());
         }
-        // Where it is computed now, else the outermost loop of its first consumer.
-        for (const auto &o : spec.directives) {
-            if (qs(o.func) == func && o.kind == DirectiveKind::ComputeAt) {
-                d.at_func = o.at_func;
-                d.at_loop = o.at_loop;
+        for (const auto &l : loops) {
+            if (l.rvar || (kind == DirectiveKind::Vectorize && !accumulated)) {
+                continue;
             }
-        }
-        if (d.at_func.empty() && kind == DirectiveKind::StoreAt) {
-            return fail(
-                QStringLiteral(
-                    "%1 has no compute_at; its storage goes at or outside where it is computed")
-                    .arg(func));
-        }
-        if (d.at_func.empty()) {
-            QStringList c = consumersOf(func);
-            if (c.isEmpty()) {
-                return fail(QStringLiteral("nothing reads %1").arg(func));
+            if (kind == DirectiveKind::Parallel && l.name == l.origin) {
+                continue; // the cores take tiles: a loop a split or tile made
             }
-            QStringList loops = atLoops(spec, index, c.first());
-            if (loops.isEmpty()) {
-                return fail(QStringLiteral("%1 has no loops").arg(c.first()));
+            if (kind == DirectiveKind::Unroll && (!l.constant || l.extent <= 0 || l.extent > 4)) {
+                continue; // unroll only a short loop of constant extent by default
             }
-            d.at_func = c.first().toStdString();
-            d.at_loop = loops.last().toStdString();
+            d.stage = s;
+            d.vars = {l.name.toStdString()};
+            for (int c = 1;
+                 kind == DirectiveKind::Parallel && c <= m_arch.chip.cores && l.extent > 0; ++c) {
+                d.cores = l.extent % c == 0 && c <= l.extent
+                              ? c
+                              : d.cores; // the most cores that divide it
+            }
+            return true;
         }
-        *out = d;
-        return true;
     }
-    case DirectiveKind::ComputeRoot:
-    case DirectiveKind::ComputeInline: {
-        if (!f) {
-            return fail(QStringLiteral("'%1' is an input").arg(func));
-        }
-        if (kind == DirectiveKind::ComputeInline && (f->is_output || !f->updates.empty())) {
-            return fail(QStringLiteral("%1 %2; it cannot be inlined")
-                            .arg(func, f->is_output ? QStringLiteral("is an output")
+    if (kind == DirectiveKind::Vectorize) {
+        return t.fail(
+            QStringLiteral("%1's result is not kept in the vector unit's level (accumulate_in %2)")
+                .arg(t.func, qs(m_arch.vector.level)));
+    }
+    return t.fail(QStringLiteral("%1 has no pure loop that no at= names%2")
+                      .arg(t.func, kind == DirectiveKind::Unroll
+                                       ? QStringLiteral(" with at most 4 iterations")
+                                       : QStringLiteral(" made by a split or tile")));
+}
+
+bool LegalValues::placementTemplate(Template &t) const {
+    Directive &d = t.d;
+    const FuncInfo *f = t.f;
+    if (!f) {
+        return t.fail(QStringLiteral("'%1' is an input").arg(t.func));
+    }
+    if (d.kind == DirectiveKind::ComputeInline) {
+        return (!f->is_output && f->updates.empty()) ||
+               t.fail(QStringLiteral("%1 %2; it cannot be inlined")
+                          .arg(t.func, f->is_output ? QStringLiteral("is an output")
                                                     : QStringLiteral("has an update")));
-        }
-        if (kind == DirectiveKind::ComputeRoot) {
-            // At root its accumulator (if a level keeps it) must hold the whole Func.
-            for (const auto &o : spec.directives) {
-                if (o.kind == DirectiveKind::AccumulateIn && qs(o.func) == func) {
-                    const auto *lv = m_arch.find_level(o.level);
-                    qint64 bytes = f->bytes * std::max(1, o.buffers);
-                    for (size_t dim = 0; dim < f->vars.size(); ++dim) {
-                        QString cons = consumersOf(func).value(0);
-                        const FuncInfo *c = funcInfo(cons);
-                        qint64 e = c ? consumerSpan(*c, qs(f->vars[dim]), QString()) : -1;
-                        bytes = e > 0 ? bytes * e : -1;
-                        if (bytes < 0) {
-                            break;
-                        }
-                    }
-                    if (lv && bytes > qint64(lv->size_bytes)) {
-                        return fail(
-                            QStringLiteral(
-                                "at root %1's accumulator needs %2 KiB in %3; %3 has %4 KiB")
-                                .arg(func)
-                                .arg(bytes / 1024)
-                                .arg(qs(o.level))
-                                .arg(lv->size_bytes / 1024));
-                    }
-                }
-            }
-        }
-        *out = d;
-        return true;
     }
-    case DirectiveKind::Stage: {
-        if (f && f->is_output) {
-            return fail(QStringLiteral("%1 is an output").arg(func));
+    if (d.kind == DirectiveKind::ComputeRoot) {
+        // At root its accumulator (if a level keeps it) must hold the whole Func.
+        const Directive *acc = t.has(DirectiveKind::AccumulateIn);
+        const auto *level = acc ? m_arch.find_level(acc->level) : nullptr;
+        const FuncInfo *consumer = funcInfo(consumersOf(t.func).value(0));
+        qint64 bytes = f->bytes * std::max(1, acc ? acc->buffers : 1);
+        for (size_t dim = 0; dim < f->vars.size() && bytes > 0; ++dim) {
+            qint64 e = consumer ? consumerSpan(*consumer, qs(f->vars[dim]), QString()) : -1;
+            bytes = e > 0 ? bytes * e : -1;
         }
-        for (const auto &o : spec.directives) {
-            if (f && o.kind == DirectiveKind::ComputeAt && qs(o.func) == func) {
-                return fail(QStringLiteral("%1 is computed inside %2; stage copies an input or a "
-                                           "Func computed at root")
-                                .arg(func, qs(o.at_func)));
-            }
-        }
-        QString from = levelOf(spec, index, func);
-        QStringList to = reachableFrom(from);
-        // The matrix unit's operand levels only for an operand of a tensorized product.
-        if (to.isEmpty()) {
-            return fail(QStringLiteral("no engine copies %1 on from %2").arg(func, from));
-        }
-        // At the loop its previous stage uses, else at root.
-        QString atFunc, atLoop;
-        for (int i = 0; i < index; ++i) {
-            const auto &o = spec.directives[i];
-            if (o.kind == DirectiveKind::Stage && qs(o.func) == func) {
-                atFunc = qs(o.at_func);
-                atLoop = qs(o.at_loop);
-            }
-        }
-        if (atFunc.isEmpty()) {
-            QStringList c = consumersOf(func);
-            if (c.isEmpty()) {
-                return fail(QStringLiteral("nothing reads %1").arg(func));
-            }
-            atFunc = c.first();
-            atLoop = QStringLiteral("root");
-        }
-        // The staged footprint must fit the level: the whole source at root.
-        qint64 bytes = 1;
-        if (atLoop == QLatin1String("root")) {
-            if (const auto *t = m_pipeline.find_input(func.toStdString())) {
-                bytes = qint64(tessel::dtype_bytes(t->dtype));
-                for (auto e : t->shape) {
-                    bytes *= e;
-                }
-            }
-        }
-        QString level;
-        for (const QString &l : to) {
-            const auto *lv = m_arch.find_level(l.toStdString());
-            if (lv && qint64(lv->size_bytes) >= bytes) {
-                level = l;
-                break;
-            }
-        }
-        if (level.isEmpty()) {
-            return fail(
-                QStringLiteral("%1 (%2 KiB) does not fit any level an engine reaches from %3")
-                    .arg(func)
+        if (level && bytes > qint64(level->size_bytes)) {
+            return t.fail(
+                QStringLiteral("at root %1's accumulator needs %2 KiB in %3; %3 has %4 KiB")
+                    .arg(t.func)
                     .arg(bytes / 1024)
-                    .arg(from));
+                    .arg(qs(acc->level))
+                    .arg(level->size_bytes / 1024));
         }
-        d.level = level.toStdString();
-        d.at_func = atFunc.toStdString();
-        d.at_loop = atLoop.toStdString();
-        *out = d;
         return true;
     }
-    case DirectiveKind::AccumulateIn: {
-        if (!f) {
-            return fail(QStringLiteral("'%1' is an input").arg(func));
+    if (f->is_output) {
+        return t.fail(QStringLiteral("%1 is an output; it is computed at root").arg(t.func));
+    }
+    // compute_at / store_at: where it is computed now, else the outermost loop of its first
+    // consumer.
+    for (const auto &o : t.spec.directives) {
+        if (qs(o.func) == t.func && o.kind == DirectiveKind::ComputeAt) {
+            d.at_func = o.at_func;
+            d.at_loop = o.at_loop;
         }
-        for (const auto &o : spec.directives) {
-            if (o.kind == DirectiveKind::AccumulateIn && qs(o.func) == func) {
-                return fail(
-                    QStringLiteral("%1 already has accumulate_in (%2)").arg(func, qs(o.id)));
-            }
+    }
+    if (d.at_func.empty() && d.kind == DirectiveKind::StoreAt) {
+        return t.fail(
+            QStringLiteral(
+                "%1 has no compute_at; its storage goes at or outside where it is computed")
+                .arg(t.func));
+    }
+    if (d.at_func.empty()) {
+        QStringList c = consumersOf(t.func);
+        QStringList loops = c.isEmpty() ? QStringList() : atLoops(t.spec, t.index, c.first());
+        if (loops.isEmpty()) {
+            return t.fail(QStringLiteral("nothing with loops reads %1").arg(t.func));
         }
-        bool computedAt = false;
-        for (const auto &o : spec.directives) {
-            computedAt = computedAt || (o.kind == DirectiveKind::ComputeAt && qs(o.func) == func);
+        d.at_func = c.first().toStdString();
+        d.at_loop = loops.last().toStdString();
+    }
+    return true;
+}
+
+bool LegalValues::stageTemplate(Template &t) const {
+    Directive &d = t.d;
+    if (t.f && t.f->is_output) {
+        return t.fail(QStringLiteral("%1 is an output").arg(t.func));
+    }
+    if (const Directive *at = t.f ? t.has(DirectiveKind::ComputeAt) : nullptr) {
+        return t.fail(
+            QStringLiteral(
+                "%1 is computed inside %2; stage copies an input or a Func computed at root")
+                .arg(t.func, qs(at->at_func)));
+    }
+    const QString from = levelOf(t.spec, t.index, t.func);
+    const QStringList to = reachableFrom(from);
+    if (to.isEmpty()) {
+        return t.fail(QStringLiteral("no engine copies %1 on from %2").arg(t.func, from));
+    }
+    // At the loop its previous stage uses, else at root.
+    QString atFunc, atLoop;
+    for (int i = 0; i < t.index; ++i) {
+        const auto &o = t.spec.directives[i];
+        if (o.kind == DirectiveKind::Stage && qs(o.func) == t.func) {
+            atFunc = qs(o.at_func);
+            atLoop = qs(o.at_loop);
         }
-        if (!computedAt) {
-            return fail(QStringLiteral("%1 needs a compute_at first (its accumulator is a tile)")
-                            .arg(func));
+    }
+    if (atFunc.isEmpty()) {
+        atFunc = consumersOf(t.func).value(0);
+        atLoop = QStringLiteral("root");
+    }
+    if (atFunc.isEmpty()) {
+        return t.fail(QStringLiteral("nothing reads %1").arg(t.func));
+    }
+    // The staged footprint must fit the level: the whole source at root.
+    qint64 bytes = 1;
+    const auto *input = m_pipeline.find_input(t.func.toStdString());
+    if (atLoop == QLatin1String("root") && input) {
+        bytes = qint64(tessel::dtype_bytes(input->dtype));
+        for (auto e : input->shape) {
+            bytes *= e;
         }
-        QStringList levels = accumulatorLevels(spec, func);
+    }
+    for (const QString &l : to) {
+        const auto *lv = m_arch.find_level(l.toStdString());
+        if (lv && qint64(lv->size_bytes) >= bytes) {
+            d.level = l.toStdString();
+            d.at_func = atFunc.toStdString();
+            d.at_loop = atLoop.toStdString();
+            return true;
+        }
+    }
+    return t.fail(QStringLiteral("%1 (%2 KiB) does not fit any level an engine reaches from %3")
+                      .arg(t.func)
+                      .arg(bytes / 1024)
+                      .arg(from));
+}
+
+bool LegalValues::unitTemplate(Template &t) const {
+    Directive &d = t.d;
+    const FuncInfo *f = t.f;
+    if (!f) {
+        return t.fail(QStringLiteral("'%1' is an input").arg(t.func));
+    }
+    if (d.kind == DirectiveKind::AccumulateIn) {
+        if (const Directive *o = t.has(DirectiveKind::AccumulateIn)) {
+            return t.fail(
+                QStringLiteral("%1 already has accumulate_in (%2)").arg(t.func, qs(o->id)));
+        }
+        if (!t.has(DirectiveKind::ComputeAt)) {
+            return t.fail(QStringLiteral("%1 needs a compute_at first (its accumulator is a tile)")
+                              .arg(t.func));
+        }
+        QStringList levels = accumulatorLevels(t.spec, t.func);
         if (levels.isEmpty()) {
-            return fail(QStringLiteral("no level can hold %1's result").arg(func));
+            return t.fail(QStringLiteral("no level can hold %1's result").arg(t.func));
         }
         d.level = levels.first().toStdString();
         d.buffers = f->updates.empty() ? 2 : 1;
-        *out = d;
         return true;
     }
-    case DirectiveKind::Tensorize: {
-        if (!f) {
-            return fail(QStringLiteral("'%1' is an input").arg(func));
-        }
-        int update = -1;
-        for (size_t u = 0; u < f->updates.size(); ++u) {
-            if (f->updates[u].sum_of_products && update < 0) {
-                update = int(u);
-            }
-        }
-        if (update < 0) {
-            return fail(QStringLiteral("%1 has no update that is a sum of products").arg(func));
-        }
-        if (tensorized) {
-            return fail(QStringLiteral("%1 is already tensorized").arg(func));
-        }
-        // The matrix unit reads its operands from its levels and writes its result level.
-        bool inC = false;
-        for (const auto &o : spec.directives) {
-            inC = inC || (o.kind == DirectiveKind::AccumulateIn && qs(o.func) == func &&
-                          o.level == m_arch.matrix.c_level);
-        }
-        const DefInfo &u = f->updates[update];
-        QStringList missing;
-        if (!inC) {
-            missing << QStringLiteral("accumulate_in(%1, %2)").arg(func, qs(m_arch.matrix.c_level));
-        }
-        QString a = qs(u.mul_a), b = qs(u.mul_b);
-        if (levelOf(spec, index, a) != qs(m_arch.matrix.a_level)) {
-            missing << QStringLiteral("stage(%1, %2)").arg(a, qs(m_arch.matrix.a_level));
-        }
-        if (levelOf(spec, index, b) != qs(m_arch.matrix.b_level)) {
-            missing << QStringLiteral("stage(%1, %2)").arg(b, qs(m_arch.matrix.b_level));
-        }
-        if (!missing.isEmpty()) {
-            return fail(
-                QStringLiteral("the matrix unit needs %1 before it").arg(missing.join(", ")));
-        }
-        d.stage = update;
-        d.unit = "matrix";
-        *out = d;
-        return true;
+    // tensorize: an update that is a sum of products, its operands and its result where the
+    // matrix unit reads and writes.
+    int update = -1;
+    for (size_t u = 0; u < f->updates.size() && update < 0; ++u) {
+        update = f->updates[u].sum_of_products ? int(u) : -1;
     }
-    case DirectiveKind::Layout:
-        d.format = "ND"; // the layout every buffer has unless told otherwise
-        *out = d;
-        return true;
+    if (update < 0) {
+        return t.fail(QStringLiteral("%1 has no update that is a sum of products").arg(t.func));
     }
-    return fail(QStringLiteral("unknown kind"));
+    if (t.tensorized) {
+        return t.fail(QStringLiteral("%1 is already tensorized").arg(t.func));
+    }
+    const Directive *acc = t.has(DirectiveKind::AccumulateIn);
+    const DefInfo &u = f->updates[update];
+    QStringList missing;
+    if (!acc || acc->level != m_arch.matrix.c_level) {
+        missing << QStringLiteral("accumulate_in(%1, %2)").arg(t.func, qs(m_arch.matrix.c_level));
+    }
+    for (const auto &[operand, level] :
+         {std::pair(u.mul_a, m_arch.matrix.a_level), std::pair(u.mul_b, m_arch.matrix.b_level)}) {
+        if (levelOf(t.spec, t.index, qs(operand)) != qs(level)) {
+            missing << QStringLiteral("stage(%1, %2)").arg(qs(operand), qs(level));
+        }
+    }
+    if (!missing.isEmpty()) {
+        return t.fail(QStringLiteral("the matrix unit needs %1 before it").arg(missing.join(", ")));
+    }
+    d.stage = update;
+    d.unit = "matrix";
+    return true;
 }
 
 } // namespace tessel::ide

@@ -25,6 +25,9 @@
 
 namespace tessel::ide {
 
+struct Template;
+struct FieldCheck;
+
 /** One loop of a Func stage at some point of the schedule, innermost first. */
 struct LoopState {
     QString name;         // what users write ("ko")
@@ -91,6 +94,20 @@ private:
                            const QString &field, const QString &value) const;
     QString checkFactor(const tessel::ScheduleSpec &spec, int index, const tessel::Directive &d,
                         const QString &field, const QString &value) const;
+    // The check of each group of fields (LegalValues.cpp, struct FieldCheck).
+    QString checkIdentity(const FieldCheck &c) const;
+    QString checkResource(const FieldCheck &c) const;
+    QString checkPlacement(const FieldCheck &c) const;
+    QString checkTail(const FieldCheck &c) const;
+    QString checkReorder(const FieldCheck &c) const;
+    QString checkNewName(const FieldCheck &c) const;
+    // The template of each group of kinds (LegalValues.cpp, struct Template).
+    bool splitTemplate(Template &t) const;
+    bool reorderOrFuseTemplate(Template &t) const;
+    bool loopTypeTemplate(Template &t) const;
+    bool placementTemplate(Template &t) const;
+    bool stageTemplate(Template &t) const;
+    bool unitTemplate(Template &t) const;
     bool defaultFor(const tessel::ScheduleSpec &spec, int index, tessel::DirectiveKind kind,
                     const QString &func, tessel::Directive *out, QString *why) const;
 
