@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -206,6 +207,27 @@ CompileResult compile(const CompileRequest &req) {
     return r;
 }
 
+bool ReferenceCache::find(const std::string &key, std::vector<Tensor> &out) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto &e : entries_) {
+        if (e.first == key) {
+            out = e.second;
+            return true;
+        }
+    }
+    return false;
+}
+
+void ReferenceCache::put(const std::string &key, const std::vector<Tensor> &outputs) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    entries_.erase(std::remove_if(entries_.begin(), entries_.end(), [&](const auto &e) { return e.first == key; }),
+                   entries_.end());
+    entries_.emplace_back(key, outputs);
+    if (entries_.size() > kEntries) {
+        entries_.erase(entries_.begin());
+    }
+}
+
 namespace {
 
 // Hands each event to two sinks (the trace file and the caller's).
@@ -283,8 +305,16 @@ RunReport run(const CompileRequest &req, uint64_t seed, bool want_trace) {
             rep.provenance = npu->backend.program.provenance;
             rep.sim = std::move(out.report);
         }
-        HalidePipeline ref_p = build_reference_pipeline(req.generator, r.params);
-        std::vector<Tensor> want = run_on_cpu(ref_p, inputs);
+        std::vector<Tensor> want;
+        const bool cacheable = req.reference_cache && req.given_inputs.empty();
+        const std::string ref_key = req.generator + "(" + format_params(r.params) + ") seed " + std::to_string(seed);
+        if (!cacheable || !req.reference_cache->find(ref_key, want)) {
+            HalidePipeline ref_p = build_reference_pipeline(req.generator, r.params);
+            want = run_on_cpu(ref_p, inputs);
+            if (cacheable) {
+                req.reference_cache->put(ref_key, want);
+            }
+        }
         std::vector<Tensor> cpu;
         if (req.check_cpu_schedule || !npu) {
             cpu = run_on_cpu(p, inputs);

@@ -18,11 +18,28 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace tessel {
+
+/** The CPU reference's outputs kept between runs of the same generator, parameters and
+ * random inputs (the IDE: an edit changes the schedule, never the algorithm, so the
+ * reference — a Halide JIT compile and a CPU run, most of an edit's run time — is the same).
+ * Thread-safe; keeps the last few entries. */
+class ReferenceCache {
+public:
+    /** The outputs stored under `key`, or false. */
+    bool find(const std::string &key, std::vector<Tensor> &out) const;
+    void put(const std::string &key, const std::vector<Tensor> &outputs);
+
+private:
+    static constexpr size_t kEntries = 4;
+    mutable std::mutex mutex_;
+    std::vector<std::pair<std::string, std::vector<Tensor>>> entries_; // most recent last
+};
 
 struct CompileRequest {
     std::string generator;
@@ -57,6 +74,10 @@ struct CompileRequest {
     double expect_rtol = 1e-3;                 // |got - want| <= expect_atol + expect_rtol * |want|:
     double expect_atol = 1e-7;                 //   the ONNX backend test runner's defaults
     bool keep_outputs = false;                 // fill RunReport::outputs
+    /** run(): take the CPU reference's outputs from here when this generator, these parameters
+     * and this seed ran before, and store them otherwise (null = always compute; never used
+     * with given_inputs). */
+    std::shared_ptr<ReferenceCache> reference_cache;
 };
 
 struct PassTime {

@@ -4,6 +4,7 @@
 
 #include <QElapsedTimer>
 #include <QPointer>
+#include <QThread>
 #include <QThreadPool>
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -12,10 +13,20 @@
 
 namespace tessel::ide {
 
+QThreadPool *workerPool() {
+    // Never destroyed: jobs may still be finishing when static destructors run.
+    static QThreadPool *pool = [] {
+        auto *p = new QThreadPool;
+        p->setMaxThreadCount(std::max(2, QThread::idealThreadCount()));
+        return p;
+    }();
+    return pool;
+}
+
 CompileService::CompileService(QObject *parent)
     : QObject(parent), m_latest(std::make_shared<std::atomic<quint64>>(0)) {
     m_debounce.setSingleShot(true);
-    m_debounce.setInterval(300);
+    m_debounce.setInterval(200); // coalesces bursts (undo, typing); a superseded run is cancelled anyway
     connect(&m_debounce, &QTimer::timeout, this, &CompileService::startPending);
     m_partialTimer.setInterval(500);
     connect(&m_partialTimer, &QTimer::timeout, this, &CompileService::emitPartial);
@@ -48,7 +59,7 @@ void CompileService::waitForIdle() {
     if (m_control) {
         m_control->cancel = true; // and a run under way stops
     }
-    QThreadPool::globalInstance()->waitForDone();
+    workerPool()->waitForDone();
     m_latest->store(m_generation);
 }
 
@@ -112,13 +123,14 @@ void CompileService::startPending() {
     m_partialShown = 0;
     m_runningGeneration = gen;
     req.trace_sink = partial.get(); // kept alive by the job's capture below
+    req.reference_cache = m_references;
     m_partialTimer.start();
     m_running = true;
     Q_EMIT started(gen);
     QPointer<CompileService> self(this);
     auto latest = m_latest;
     bool wantRun = m_runEnabled;
-    (void)QtConcurrent::run([self, latest, req, gen, wantRun, partial] {
+    (void)QtConcurrent::run(workerPool(), [self, latest, req, gen, wantRun, partial] {
         QElapsedTimer t;
         t.start();
         // Any failure in the worker (std::bad_alloc, an internal error) becomes an error

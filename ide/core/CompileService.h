@@ -15,12 +15,15 @@
 // While a run goes, its trace so far arrives in partialRun() every half second
 // (up to kLivePartialEvents events, so that redrawing stays cheap), and a run
 // that ends without a result (a budget, Cancel, an error) hands over the events
-// it recorded before it stopped in one last partialRun() after ran().
+// it recorded before it stopped in one last partialRun() after ran(). The CPU
+// reference's outputs are kept between runs of the same problem (an edit changes
+// only the schedule): a run after an edit is its compile and its simulation.
 
 #include "dsl/Compile.h"
 #include "ide/core/PartialTrace.h"
 
 #include <QObject>
+#include <QThreadPool>
 #include <QTimer>
 
 #include <atomic>
@@ -28,6 +31,12 @@
 #include <optional>
 
 namespace tessel::ide {
+
+/** The pool the IDE's worker jobs (compile, run, the cost model's prediction) run on — never
+ * QThreadPool::globalInstance(): Qt's raster paint engine splits image scaling and format
+ * conversion over the global pool and waits for the pieces, so with a compile and a prediction
+ * occupying it a paint waited 60-140 ms for 0.2 ms of work (tessel_ide_bench, 2 cores). */
+QThreadPool *workerPool();
 
 class CompileService : public QObject {
     Q_OBJECT
@@ -91,6 +100,7 @@ private:
     std::shared_ptr<std::atomic<quint64>> m_latest; // read by workers to skip stale runs
     std::shared_ptr<tessel::sim::RunControl> m_control; // the running job's
     std::shared_ptr<PartialTrace> m_partial;            // the running job's trace so far
+    std::shared_ptr<tessel::ReferenceCache> m_references = std::make_shared<tessel::ReferenceCache>();
     QTimer m_partialTimer;
     size_t m_partialShown = 0;
     quint64 m_runningGeneration = 0;

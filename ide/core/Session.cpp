@@ -141,7 +141,7 @@ void Session::requestPrediction() {
     QPointer<Session> self(this);
     tessel::CompileRequest req = request();
     std::string hash = m_compile->schedule_hash;
-    (void)QtConcurrent::run([self, req, hash] {
+    (void)QtConcurrent::run(workerPool(), [self, req, hash] {
         auto p = std::make_shared<ModelPrediction>(predictSchedule(req));
         p->scheduleHash = hash;
         QMetaObject::invokeMethod(

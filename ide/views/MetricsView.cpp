@@ -61,26 +61,38 @@ QColor roofColor(int i) {
 } // namespace
 
 void MetricsView::rebuildChart() {
-    auto *chart = new QChart;
-    chart->legend()->setAlignment(Qt::AlignBottom);
-    chart->setMargins(QMargins(2, 2, 2, 2));
     auto compile = m_session->metrics()->compileResult();
     auto report = m_session->metrics()->report();
     const tessel::RooflinePoints *rl = report && report->roofline ? &*report->roofline : nullptr;
-    auto install = [this, chart] {
-        QChart *old = m_chart->chart();
-        m_chart->setChart(chart);
-        delete old;
-    };
     if (!rl || !rl->valid) {
         QString why = compile && !compile->ok ? tr("the schedule did not compile")
                       : !report              ? tr("waiting for the run")
                       : rl                   ? QString::fromStdString(rl->why_not)
                                              : tr("the run did not finish");
+        // While the new schedule runs, the last run's chart stays (the metrics table above
+        // says the run is pending): repainting the chart while a run is in flight held the
+        // GUI thread 60-90 ms (tessel_ide_bench), and the points would only vanish to come back.
+        QChart *chart = m_chart->chart();
+        const bool hasRun = chart && !chart->series().isEmpty();
+        if (hasRun && compile && compile->ok && !report) {
+            return;
+        }
+        chart = new QChart;
+        chart->setMargins(QMargins(2, 2, 2, 2));
         chart->setTitle(tr("Roofline: %1").arg(why));
-        install();
+        QChart *old = m_chart->chart();
+        m_chart->setChart(chart);
+        delete old;
         return;
     }
+    auto *chart = new QChart;
+    chart->legend()->setAlignment(Qt::AlignBottom);
+    chart->setMargins(QMargins(2, 2, 2, 2));
+    auto install = [this, chart] {
+        QChart *old = m_chart->chart();
+        m_chart->setChart(chart);
+        delete old;
+    };
     chart->setTitle(tr("Roofline (%1): %2 binds<br>\u25CF this schedule, one point per memory roof "
                        "&nbsp; \u25A0 physical limit")
                         .arg(QString::fromStdString(rl->work_unit), QString::fromStdString(rl->binding)));

@@ -14,12 +14,27 @@ CodeView::CodeView(Session *session, Session::TextKind kind, QWidget *parent)
 }
 
 void CodeView::reload() {
+    if (!isVisible()) {
+        m_stale = true; // showEvent() loads it
+        return;
+    }
+    m_stale = false;
     setPlainText(m_session->text(m_kind));
     m_links = m_session->lineDirectives(m_kind);
     highlight(m_session->viewState()->selectedDirective());
 }
 
+void CodeView::showEvent(QShowEvent *e) {
+    QPlainTextEdit::showEvent(e);
+    if (m_stale) {
+        reload();
+    }
+}
+
 void CodeView::highlight(const QString &directive) {
+    if (m_stale) {
+        return; // reload() highlights
+    }
     QList<QTextEdit::ExtraSelection> sels;
     int first = -1;
     if (!directive.isEmpty()) {
