@@ -153,7 +153,19 @@ bool ScheduleModel::setField(int row, const QString &field, const QString &value
     }
     tessel::ScheduleSpec next = m_spec;
     tessel::Directive &d = next.directives[row];
-    if (!setFieldValue(d, field, value, error)) {
+    tessel::DirectiveKind kind;
+    if (field == QLatin1String("kind") && m_legal.valid() && kindFromName(value.trimmed(), &kind) &&
+        kind != d.kind) {
+        // Another kind in its place: its arguments from the legal values, as Add makes them.
+        tessel::ScheduleSpec without = m_spec;
+        without.directives.erase(without.directives.begin() + row);
+        tessel::Directive fresh;
+        if (!m_legal.makeDefault(without, row, kind, QString::fromStdString(d.func), &fresh, error)) {
+            return false;
+        }
+        fresh.id = d.id;
+        d = fresh;
+    } else if (!setFieldValue(d, field, value, error)) {
         return false;
     }
     if (field == QLatin1String("id")) {

@@ -428,6 +428,35 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(idle(), 60000);
     }
 
+    void anotherKindInPlaceCompilesToo() {
+        // Changing a directive's kind in its argument table builds the new kind's arguments
+        // as Add does: a layout added at the end becomes a split that compiles, keeping its id.
+        reopen();
+        auto spec = m_s->schedule()->spec();
+        Directive layout;
+        layout.id = "late";
+        layout.kind = DirectiveKind::Layout;
+        layout.func = "acc";
+        layout.format = "ND";
+        spec.directives.push_back(layout);
+        m_s->schedule()->setSchedule(spec, "add layout");
+        const int row = m_s->schedule()->rowOf("late");
+        QString error;
+        QVERIFY2(m_s->schedule()->setField(row, "kind", "split", &error), qPrintable(error));
+        const Directive &d = m_s->schedule()->spec().directives[row];
+        QCOMPARE(d.kind, DirectiveKind::Split);
+        QCOMPARE(d.id, std::string("late"));
+        QVERIFY(m_s->schedule()->legal().problems(m_s->schedule()->spec(), row).isEmpty());
+        tessel::CompileRequest req = m_s->request();
+        tessel::CompileResult r = tessel::compile(req);
+        QVERIFY2(r.ok, qPrintable(firstError(r)));
+        // A kind with no legal directive there is refused, and says why.
+        QVERIFY(!m_s->schedule()->setField(row, "kind", "tensorize", &error));
+        QVERIFY2(error.contains("already tensorized"), qPrintable(error));
+        QCOMPARE(m_s->schedule()->spec().directives[row].kind, DirectiveKind::Split);
+        QTRY_VERIFY_WITH_TIMEOUT(idle(), 60000);
+    }
+
     void anEditInProgressSurvivesAResult() {
         reopen();
         m_w->activateWindow();
