@@ -55,6 +55,24 @@ QVariant ScheduleModel::data(const QModelIndex &index, int role) const {
         return {};
     }
     const tessel::Directive &d = m_spec.directives[index.row()];
+    if (index.column() == ArgsColumn && (role == Qt::ToolTipRole || role == Qt::ForegroundRole)) {
+        // A directive with an argument the legal values refuse: its arguments red, the reasons as tooltip.
+        if (m_problems.size() != rowCount()) {
+            m_problems.clear();
+            for (int r = 0; r < rowCount(); ++r) {
+                m_problems << m_legal.problems(m_spec, r);
+            }
+        }
+        const QMap<QString, QString> &p = m_problems[index.row()];
+        if (role == Qt::ForegroundRole) {
+            return p.isEmpty() ? QVariant() : QVariant(QColor(Qt::red));
+        }
+        QStringList lines;
+        for (auto it = p.begin(); it != p.end(); ++it) {
+            lines << it.key() + QStringLiteral(": ") + it.value();
+        }
+        return lines.join(QLatin1Char('\n'));
+    }
     if (role != Qt::DisplayRole && role != Qt::EditRole) {
         return {};
     }
@@ -116,6 +134,7 @@ int ScheduleModel::rowOf(const QString &id) const {
 void ScheduleModel::applySpec(const tessel::ScheduleSpec &spec) {
     beginResetModel();
     m_spec = spec;
+    m_problems.clear();
     endResetModel();
     Q_EMIT scheduleChanged();
 }

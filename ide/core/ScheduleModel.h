@@ -55,7 +55,10 @@ public:
     void setFuncs(const QStringList &funcs) { m_funcs = funcs; }
     QStringList levels() const { return m_levels; }
     /** The pipeline and the machine the legal values come from (Session::open sets them). */
-    void setLegalValues(LegalValues legal) { m_legal = std::move(legal); }
+    void setLegalValues(LegalValues legal) {
+        m_legal = std::move(legal);
+        m_problems.clear();
+    }
     const LegalValues &legal() const { return m_legal; }
     /** The legal values for `field` of the directive in `row` (empty = free text). */
     QStringList choices(int row, const QString &field) const;
@@ -82,6 +85,7 @@ private:
     QStringList m_levels;
     QStringList m_funcs;
     LegalValues m_legal;
+    mutable QVector<QMap<QString, QString>> m_problems; // per row: field -> what is wrong (ArgsColumn)
 };
 
 /** The argument fields of one directive of a ScheduleModel: rows = fields,

@@ -552,6 +552,17 @@ private Q_SLOTS:
         QVERIFY2(tip.contains("'kk' is not a loop of acc.update(0)") && tip.contains("k, j, i"),
                  qPrintable(tip));
         QCOMPARE(var.data(Qt::ForegroundRole).value<QColor>(), QColor(Qt::red));
+        // The directive's row says so too; the others are not marked.
+        const int row = m_s->schedule()->rowOf("k_chunks");
+        QModelIndex args = m_s->schedule()->index(row, ScheduleModel::ArgsColumn);
+        QVERIFY2(args.data(Qt::ToolTipRole).toString().startsWith("var: 'kk' is not a loop"),
+                 qPrintable(args.data(Qt::ToolTipRole).toString()));
+        QCOMPARE(args.data(Qt::ForegroundRole).value<QColor>(), QColor(Qt::red));
+        QVERIFY(m_s->schedule()
+                    ->index(0, ScheduleModel::ArgsColumn)
+                    .data(Qt::ToolTipRole)
+                    .toString()
+                    .isEmpty());
         // A value of the wrong type is refused; the cell keeps its value and says why.
         QVERIFY(typeInto("k_chunks", "factor", "abc", Qt::Key_Return));
         QModelIndex factor = m_s->args()->index(fieldRow(m_s->args(), "factor"), 1);
