@@ -69,6 +69,15 @@ QString firstError(const tessel::CompileResult &r) {
     }
     return {};
 }
+/** The text field of the argument editor of `view` that has the focus (a combo box's line edit). */
+QLineEdit *editorLine(QTableView *view) {
+    QWidget *w = QApplication::focusWidget();
+    if (!w || !view->isAncestorOf(w)) {
+        return nullptr;
+    }
+    auto *box = qobject_cast<QComboBox *>(w);
+    return box ? box->lineEdit() : qobject_cast<QLineEdit *>(w);
+}
 int fieldRow(DirectiveArgsModel *args, const QString &field) {
     for (int r = 0; r < args->rowCount(); ++r) {
         if (args->fieldAt(r) == field) {
@@ -122,16 +131,7 @@ class TestEditor : public QObject {
         return line;
     }
     /** The text field of the argument editor that has the focus (a combo box's line edit). */
-    QLineEdit *focusedLine() const {
-        QWidget *w = QApplication::focusWidget();
-        if (!w || !m_editor->argumentTable()->isAncestorOf(w)) {
-            return nullptr;
-        }
-        if (auto *box = qobject_cast<QComboBox *>(w)) {
-            return box->lineEdit();
-        }
-        return qobject_cast<QLineEdit *>(w);
-    }
+    QLineEdit *focusedLine() const { return editorLine(m_editor->argumentTable()); }
 
 private Q_SLOTS:
     void initTestCase() {
@@ -511,13 +511,11 @@ private Q_SLOTS:
         QTableView *argsView = editor->argumentTable();
         argsView->setFocus();
         argsView->setCurrentIndex(s.args()->index(fieldRow(s.args(), "factor"), 1));
-        auto *box = qobject_cast<QComboBox *>(QApplication::focusWidget());
-        if (!box) {
+        if (!editorLine(argsView)) {
             QTest::keyClick(argsView, Qt::Key_F2);
-            box = qobject_cast<QComboBox *>(QApplication::focusWidget());
         }
-        QVERIFY(box && argsView->isAncestorOf(box));
-        QPointer<QLineEdit> line = box->lineEdit();
+        QPointer<QLineEdit> line = editorLine(argsView);
+        QVERIFY2(line, "no editor in the argument table");
         line->selectAll();
         QTest::keyClicks(line, "3");
         QSignalSpy ran(&s, &Session::runFinished);
