@@ -113,6 +113,16 @@ bool reorder(QVector<LoopState> &loops, const QStringList &order) {
     return true;
 }
 
+/** The type of `field` of a directive of `kind` (Text when it has no such field). */
+FieldType fieldType(DirectiveKind kind, const QString &field) {
+    for (const FieldInfo &fi : directiveFields(kind)) {
+        if (fi.name == field) {
+            return fi.type;
+        }
+    }
+    return FieldType::Text;
+}
+
 /** An atomic directive on the stage of `d` comes before directive `index`. */
 bool atomicBefore(const ScheduleSpec &spec, int index, const Directive &d) {
     for (int i = 0; i < index && i < int(spec.directives.size()); ++i) {
@@ -351,8 +361,9 @@ QVector<LoopState> LegalValues::initialLoops(const FuncInfo &f, int stage) const
         for (size_t d = 0; d < u.lhs_var.size(); ++d) {
             auto it = std::find(f.vars.begin(), f.vars.end(), u.lhs_var[d]);
             if (it != f.vars.end()) {
-                loops << LoopState{qs(*it), baseExtent(f, size_t(it - f.vars.begin())), false,
-                                   !f.is_output, qs(*it)};
+                loops << LoopState{qs(*it), baseExtent(f, size_t(it - f.vars.begin())),
+                                   false,   !f.is_output,
+                                   qs(*it), QString()};
             }
         }
         return loops;
@@ -360,7 +371,8 @@ QVector<LoopState> LegalValues::initialLoops(const FuncInfo &f, int stage) const
     for (size_t d = 0; d < f.vars.size(); ++d) {
         // An output's loops follow its buffer's size, a parameter of the program; inside
         // the program (bounds inferred from constant tiles) the rest are constants.
-        loops << LoopState{qs(f.vars[d]), baseExtent(f, d), false, !f.is_output, qs(f.vars[d])};
+        loops << LoopState{qs(f.vars[d]), baseExtent(f, d), false,
+                           !f.is_output,  qs(f.vars[d]),    QString()};
     }
     return loops;
 }
@@ -589,13 +601,13 @@ QStringList LegalValues::choices(const ScheduleSpec &spec, int index, const QStr
         }
         return tails(d.stage < 0, rvar);
     }
-    FieldType type = FieldType::Text;
-    for (const FieldInfo &fi : directiveFields(d.kind)) {
-        if (fi.name == field) {
-            type = fi.type;
-        }
-    }
-    QVector<LoopState> loops = loopsAt(spec, index, func, d.stage);
+    return loopChoices(spec, index, d, field);
+}
+
+QStringList LegalValues::loopChoices(const ScheduleSpec &spec, int index, const Directive &d,
+                                     const QString &field) const {
+    const FieldType type = fieldType(d.kind, field);
+    QVector<LoopState> loops = loopsAt(spec, index, qs(d.func), d.stage);
     if (type == FieldType::Loops) {
         QStringList order = names(loops);
         QStringList l{order.join(QStringLiteral(", "))};
@@ -650,7 +662,7 @@ QStringList LegalValues::choices(const ScheduleSpec &spec, int index, const QStr
 // ---- checks ----
 
 QString LegalValues::checkLoopField(const ScheduleSpec &spec, int index, const Directive &d,
-                                    const QString &field, const QString &value) const {
+                                    const QString &value) const {
     QVector<LoopState> loops = loopsAt(spec, index, qs(d.func), d.stage);
     const QString where = stageName(qs(d.func), d.stage);
     int p = find(loops, value);
@@ -771,13 +783,9 @@ QString LegalValues::check(const ScheduleSpec &spec, int index, const QString &f
     if (field == QLatin1String("tail")) {
         return checkTail(c);
     }
-    FieldType type = FieldType::Text;
-    for (const FieldInfo &fi : directiveFields(d.kind)) {
-        type = fi.name == field ? fi.type : type;
-    }
-    switch (type) {
+    switch (fieldType(d.kind, field)) {
     case FieldType::Loop:
-        return checkLoopField(c.next, index, c.d, field, c.v);
+        return checkLoopField(c.next, index, c.d, c.v);
     case FieldType::Loops:
         return checkReorder(c);
     case FieldType::Integer:

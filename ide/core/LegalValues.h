@@ -91,9 +91,12 @@ private:
     bool isTensorized(const tessel::ScheduleSpec &spec, const QString &func) const;
     QStringList accumulatorLevels(const tessel::ScheduleSpec &spec, const QString &func) const;
     QString checkLoopField(const tessel::ScheduleSpec &spec, int index, const tessel::Directive &d,
-                           const QString &field, const QString &value) const;
+                           const QString &value) const;
     QString checkFactor(const tessel::ScheduleSpec &spec, int index, const tessel::Directive &d,
                         const QString &field, const QString &value) const;
+    /** choices() of a loop, a loop list or a factor. */
+    QStringList loopChoices(const tessel::ScheduleSpec &spec, int index, const tessel::Directive &d,
+                            const QString &field) const;
     // The check of each group of fields (LegalValues.cpp, struct FieldCheck).
     QString checkIdentity(const FieldCheck &c) const;
     QString checkResource(const FieldCheck &c) const;
