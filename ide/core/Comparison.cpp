@@ -36,6 +36,26 @@ std::map<std::string, QString> directive_texts(const ScheduleSpec &s) {
     return out;
 }
 
+// The fields of two directive objects that differ: "factor: 64 -> 32".
+QStringList changedFields(const QString &a, const QString &b) {
+    const nlohmann::json ja = nlohmann::json::parse(a.toStdString()), jb = nlohmann::json::parse(b.toStdString());
+    QStringList out;
+    auto text = [](const nlohmann::json &j, const std::string &k) {
+        return j.contains(k) ? QString::fromStdString(j[k].dump()) : QStringLiteral("-");
+    };
+    for (const auto &[k, v] : ja.items()) {
+        if (!jb.contains(k) || jb[k] != v) {
+            out << QStringLiteral("%1: %2 -> %3").arg(QString::fromStdString(k), text(ja, k), text(jb, k));
+        }
+    }
+    for (const auto &[k, v] : jb.items()) {
+        if (!ja.contains(k)) {
+            out << QStringLiteral("%1: - -> %2").arg(QString::fromStdString(k), text(jb, k));
+        }
+    }
+    return out;
+}
+
 } // namespace
 
 ScheduleComparison compareSchedules(const HistoryModel::Row &a, const HistoryModel::Row &b) {
@@ -52,6 +72,16 @@ ScheduleComparison compareSchedules(const HistoryModel::Row &a, const HistoryMod
         c.error = QString::fromStdString(e.what());
         return c;
     }
+    ScheduleComparison d = compareSpecs(std::move(sa), std::move(sb));
+    d.metricsA = c.metricsA;
+    d.metricsB = c.metricsB;
+    d.hashA = c.hashA;
+    d.hashB = c.hashB;
+    return d;
+}
+
+ScheduleComparison compareSpecs(ScheduleSpec sa, ScheduleSpec sb) {
+    ScheduleComparison c;
     sa.assign_ids();
     sb.assign_ids();
     std::map<std::string, QString> textA = directive_texts(sa), textB = directive_texts(sb);
@@ -71,6 +101,9 @@ ScheduleComparison compareSchedules(const HistoryModel::Row &a, const HistoryMod
         } else {
             row.b = textB[d.id];
             row.kind = *it->second == d ? DirectiveDiffRow::Same : DirectiveDiffRow::Changed;
+            if (row.kind == DirectiveDiffRow::Changed) {
+                row.fields = changedFields(row.a, row.b);
+            }
             c.changed += row.kind == DirectiveDiffRow::Changed;
             seen[d.id] = true;
         }

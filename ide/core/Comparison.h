@@ -8,6 +8,7 @@
 #include "ide/core/History.h"
 
 #include <QString>
+#include <QStringList>
 #include <QVector>
 
 namespace tessel::ide {
@@ -18,6 +19,7 @@ struct DirectiveDiffRow {
     QString id;
     QString a; // the directive in schedule A ("" when absent)
     QString b;
+    QStringList fields; // Changed: each field that differs, "factor: 64 -> 32" (a field absent on one side: "-")
 };
 
 struct ScheduleComparison {
@@ -30,6 +32,9 @@ struct ScheduleComparison {
 
 /** Compares two History rows. */
 ScheduleComparison compareSchedules(const HistoryModel::Row &a, const HistoryModel::Row &b);
+
+/** The directive part of a comparison (no metrics): `a` and `b` get ids assigned first. */
+ScheduleComparison compareSpecs(ScheduleSpec a, ScheduleSpec b);
 
 } // namespace tessel::ide
 

@@ -3,6 +3,7 @@
 #include "ide/core/DesktopFiles.h"
 #include "ide/core/LibraryExport.h"
 #include "ide/core/Session.h"
+#include "ide/views/BaselineView.h"
 #include "ide/views/HistoryView.h"
 #include "ide/views/LifetimeView.h"
 #include "ide/views/MetricsView.h"
@@ -108,6 +109,8 @@ MainWindow::MainWindow(Session *session, QWidget *parent) : QMainWindow(parent),
     auto *metrics = new MetricsView(session);
     auto *code = new CodeTabs(session);
     auto *history = new HistoryView(session);
+    auto *baseline = new BaselineView(session);
+    m_baseline = baseline;
 
     auto *left = new QSplitter(Qt::Vertical);
     left->setObjectName(QStringLiteral("leftSplitter"));
@@ -133,6 +136,8 @@ MainWindow::MainWindow(Session *session, QWidget *parent) : QMainWindow(parent),
     auto *tabs = new QTabWidget;
     tabs->addTab(code, tr("Code"));
     tabs->addTab(history, tr("History"));
+    tabs->addTab(baseline, tr("Baseline"));
+    tabs->setTabToolTip(2, tr("The current run against a pinned baseline run: timelines, metrics, schedule diff"));
     right->addWidget(metricsBox);
     right->addWidget(tabs);
     auto *main = new QSplitter(Qt::Horizontal);
@@ -240,6 +245,15 @@ MainWindow::MainWindow(Session *session, QWidget *parent) : QMainWindow(parent),
     menu->addSeparator();
     menu->addAction(m_run);
     menu->addAction(m_cancel);
+    auto *pin = menu->addAction(tr("Set &baseline"));
+    pin->setObjectName(QStringLiteral("setBaselineAction"));
+    pin->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_B));
+    pin->setToolTip(tr("Pin the last run as the baseline the Baseline tab compares later runs with (Ctrl+B)"));
+    connect(pin, &QAction::triggered, this, [this] {
+        statusBar()->showMessage(m_baseline->setBaseline() ? tr("baseline set: later runs are compared with it (Baseline tab)")
+                                                           : tr("no finished run to pin as the baseline"),
+                                 5000);
+    });
     menu->addSeparator();
     menu->addAction(autoAction);
     menu->addAction(m_tune);
@@ -260,7 +274,7 @@ MainWindow::MainWindow(Session *session, QWidget *parent) : QMainWindow(parent),
     bar->addAction(m_cancel);
     m_views = {{"editor", editorBox},     {"diagnostics", diagBox},   {"timeline", timelineBox},
                {"lifetimes", lifetimeBox}, {"tiling", tilingBox},     {"metrics", metricsBox},
-               {"code", code},             {"history", history}};
+               {"code", code},             {"history", history},       {"baseline", baseline}};
 }
 
 namespace {

@@ -99,6 +99,7 @@ private:
     QAction *m_redo = nullptr;
     QAction *m_run = nullptr;
     QAction *m_cancel = nullptr;
+    class BaselineView *m_baseline = nullptr;
     QAction *m_openSchedule = nullptr;
     QAction *m_saveSchedule = nullptr;
     QAction *m_saveScheduleAs = nullptr;

@@ -256,7 +256,7 @@ private Q_SLOTS:
         w.resize(1400, 900);
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w) || true);
-        QCOMPARE(w.views().size(), 8);
+        QCOMPARE(w.views().size(), 9); // editor, diagnostics, timeline, lifetimes, tiling, metrics, code, history, baseline
         QVERIFY(!w.grab().isNull());
         TimelineView *tv = w.findChild<TimelineView *>();
         QVERIFY(tv);
