@@ -2,9 +2,10 @@
 # A scripted walk-through of tessel-ide under a real X server (Xvfb), driven with xdotool like a
 # user: the real program with its mouse and keyboard, no screenshot mode. For each screen size
 # it opens GEMM (512^3 by default) with samples/gemm/schedules/tiled_staged.json on ascend-like,
-# waits for the run to land, then clicks through the views and tabs, clicks a timeline bar,
-# edits a tile factor with the keyboard and undoes it, opens the File menu and quits, taking a
-# screenshot of the whole screen after each step:
+# waits for the run to land, then clicks through the views and tabs, zooms the timeline and
+# clicks a bar, pins the run as the baseline (Ctrl+B), edits a tile factor with the keyboard,
+# shows the Baseline tab, undoes the edit, saves to the history, opens the File menu and quits,
+# taking a screenshot of the whole screen after each step (docs/ide.md "Walk-through"):
 #
 #   docs/images/walkthrough/1280x800/NN-name.png, docs/images/walkthrough/1920x1080/NN-name.png
 #
@@ -408,6 +409,9 @@ walk() {
 
     # Edit a tile factor with the keyboard: tile_C's fx 128 -> 64 in the argument table
     # (Tab from the directive table; "fx" finds the row; F2 edits, Ctrl+A, 64, Return).
+    # Ctrl+B pins this run as the baseline the Baseline tab compares later runs with.
+    STEP="pin baseline"
+    key ctrl+b
     STEP="edit tile factor"
     capture "$WORK/now.ppm"
     local status
@@ -426,6 +430,17 @@ walk() {
     wait_landed "run after the edit" "$status"
     shot edit-fx-64
 
+    # The third tab of the Code | History | Baseline tab bar: this run against the baseline.
+    STEP="baseline tab"
+    capture "$WORK/now.ppm"
+    local before
+    before=$(img digest "$WORK/now.ppm" $c2 $rsplit $rx1 $bottom)
+    click $((c2 + 160)) $((rsplit + 16))
+    capture "$WORK/now.ppm"
+    [ "$(img digest "$WORK/now.ppm" $c2 $rsplit $rx1 $bottom)" != "$before" ] ||
+        die "clicking the Baseline tab at $((c2 + 160)),$((rsplit + 16)) changed nothing"
+    shot baseline
+
     STEP="undo"
     capture "$WORK/now.ppm"
     status=$(status_digest "$WORK/now.ppm")
@@ -438,7 +453,6 @@ walk() {
     # History: the second tab of the Code | History tab bar.
     STEP="history"
     capture "$WORK/now.ppm"
-    local before
     before=$(img digest "$WORK/now.ppm" $c2 $rsplit $rx1 $bottom)
     click $((c2 + 90)) $((rsplit + 16))
     capture "$WORK/now.ppm"
