@@ -8,6 +8,8 @@
 #include <QRegularExpression>
 #include <QToolTip>
 
+#include <algorithm>
+
 namespace tessel::ide {
 
 namespace {
@@ -68,14 +70,24 @@ QRectF LifetimeView::barRect(int i) const {
     AddressAxis y{laneTop(level), lane.top(), lane.bottom()};
     double top = y.mapAddressToY(double(l.offset + l.bytes * std::max(1, l.buffers)));
     double bottom = y.mapAddressToY(double(l.offset));
+    QRectF r;
     if (cyclesShown()) {
         const CycleLifetime &c = m->cycleLifetimes()[size_t(i)];
         if (!c.used) {
             return {};
         }
-        return QRectF(QPointF(x.mapTimeToX(double(c.first)), top), QPointF(x.mapTimeToX(double(c.last)), bottom));
+        r = QRectF(QPointF(x.mapTimeToX(double(c.first)), top), QPointF(x.mapTimeToX(double(c.last)), bottom));
+    } else {
+        r = QRectF(QPointF(x.mapTimeToX(double(l.first)), top), QPointF(x.mapTimeToX(double(l.last + 1)), bottom));
     }
-    return QRectF(QPointF(x.mapTimeToX(double(l.first)), top), QPointF(x.mapTimeToX(double(l.last + 1)), bottom));
+    // The buffer that does not fit is what the user must see: never a thin strip.
+    constexpr double kOverflowMin = 16;
+    if (l.overflow && r.height() < kOverflowMin) {
+        const double c = std::clamp(r.center().y(), lane.top() + kOverflowMin / 2, lane.bottom() - kOverflowMin / 2);
+        r.setTop(c - kOverflowMin / 2);
+        r.setBottom(c + kOverflowMin / 2);
+    }
+    return r;
 }
 
 void LifetimeView::paintEvent(QPaintEvent *) {
@@ -114,6 +126,7 @@ void LifetimeView::paintEvent(QPaintEvent *) {
         }
     }
     const auto &ls = m->lifetimes();
+    m_labels.clear();
     for (int i = 0; i < int(ls.size()); ++i) {
         const auto &l = ls[i];
         QRectF r = barRect(i);
@@ -162,10 +175,37 @@ void LifetimeView::paintEvent(QPaintEvent *) {
                         .arg(QString::fromStdString(l.name), formatBytes(l.bytes * copies),
                              QString::fromStdString(l.directive));
         }
-        p.setPen(l.overflow ? Qt::white : Qt::black);
+        if (l.overflow) { // hatched as well as red: visible on any screen, in any print
+            p.fillRect(r, QBrush(QColor(110, 0, 0, 70), Qt::BDiagPattern));
+        }
         QFontMetricsF fm(font());
         if (r.height() >= fm.height()) {
-            p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(label, Qt::ElideRight, r.width() - 5));
+            const QString shown = fm.elidedText(label, Qt::ElideRight, r.width() - 5);
+            p.setPen(l.overflow ? Qt::white : Qt::black);
+            p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter, shown);
+            m_labels.append({i, r.adjusted(3, 0, -2, 0), shown, false});
+        } else {
+            // Too thin for its label: a smaller label beside the bar (right of it, else left),
+            // on a white ground, within the lane.
+            QFont small = font();
+            small.setPointSizeF(small.pointSizeF() * 0.8);
+            const QFontMetricsF sm(small);
+            const QRectF lane = laneOf(int(m->levels().indexOf(QString::fromStdString(l.level))));
+            const double w = sm.horizontalAdvance(label) + 4, h = sm.height();
+            const double cy = std::clamp(r.center().y(), lane.top() + h / 2, lane.bottom() - h / 2);
+            QRectF at(r.right() + 3, cy - h / 2, w, h);
+            if (at.right() > lane.right()) {
+                at.moveRight(r.left() - 3);
+            }
+            if (at.left() < lane.left()) {
+                at.moveLeft(lane.left());
+            }
+            p.fillRect(at, QColor(255, 255, 255, 215));
+            p.setFont(small);
+            p.setPen(l.overflow ? QColor(180, 0, 0) : QColor(40, 40, 40));
+            p.drawText(at.adjusted(2, 0, 0, 0), Qt::AlignLeft | Qt::AlignVCenter, label);
+            p.setFont(font());
+            m_labels.append({i, at, label, true});
         }
     }
     // Capacity lines on top of the bars (a lane zoomed to its buffers names the capacity on the left).

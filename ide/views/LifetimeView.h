@@ -5,11 +5,13 @@
 // (program order, or simulated cycles with the timeline's zoom), address on y;
 // a bar per buffer (its copies stacked, so multi-buffer rotation is visible:
 // in cycles each copy is drawn where it holds data), the level's capacity as a
-// dashed line, an overflowing buffer in red with its directive. Click selects
-// the buffer's directive.
+// dashed line, an overflowing buffer in red with its directive (at least 16 px
+// tall, hatched, whatever its size against the lane). A bar too thin for its
+// label has it beside the bar. Click selects the buffer's directive.
 
 #include "ide/core/Geometry.h"
 
+#include <QVector>
 #include <QWidget>
 
 namespace tessel::ide {
@@ -29,6 +31,14 @@ public:
     int lifetimeAt(const QPointF &p) const;
     /** The rectangle of lifetime `i` (all copies), as painted. */
     QRectF barRect(int i) const;
+    /** The labels the last paint drew: lifetime index, where, and the text shown. */
+    struct Label {
+        int lifetime = -1;
+        QRectF rect;
+        QString text;
+        bool beside = false; // drawn beside a bar too thin for it
+    };
+    const QVector<Label> &labels() const { return m_labels; }
 
 protected:
     void paintEvent(QPaintEvent *) override;
@@ -42,6 +52,7 @@ private:
     bool cyclesShown() const; // cycle axis chosen and a run's cycle lifetimes at hand
     Session *m_session;
     TimeAxisKind m_axis = TimeAxisKind::ProgramOrder;
+    QVector<Label> m_labels;
 };
 
 } // namespace tessel::ide

@@ -3,7 +3,9 @@
 #include "ide/core/Session.h"
 
 #include <QMouseEvent>
+#include <QHelpEvent>
 #include <QPainter>
+#include <QToolTip>
 
 namespace tessel::ide {
 
@@ -70,6 +72,13 @@ void TilingView::paintEvent(QPaintEvent *) {
     // Outputs first, then inputs.
     std::stable_partition(ops.begin(), ops.end(), [](const TilingModel::Operand &o) { return o.output; });
     TileGrid g = outputGrid();
+    m_captions.clear();
+    // Every caption is elided to its pane and keeps its whole text for the tooltip.
+    auto caption = [&](const QRectF &r, const QString &text) {
+        const QString shown = QFontMetricsF(p.font()).elidedText(text, Qt::ElideRight, r.width());
+        p.drawText(r, Qt::AlignLeft, shown);
+        m_captions.append({r, text, shown});
+    };
     int panelIndex = 0;
     for (const auto &o : ops) {
         QRectF pane = panel(panelIndex++, int(ops.size()));
@@ -77,18 +86,38 @@ void TilingView::paintEvent(QPaintEvent *) {
         QFont bold = font();
         bold.setBold(true);
         p.setFont(bold);
-        p.drawText(QRectF(pane.left(), pane.top(), pane.width(), 16), Qt::AlignLeft,
-                   QStringLiteral("%1 [%2]%3").arg(o.name, shapeText(o.shape), o.output ? tr(" output") : QString()));
+        // A tensor of more than two dimensions (a convolution's N x C x H x W) is drawn as its
+        // innermost plane, with the planes behind it: the caption says how many.
+        qint64 planes = 1;
+        for (int d = 2; d < o.shape.size(); ++d) {
+            planes *= o.shape[d];
+        }
+        caption(QRectF(pane.left(), pane.top(), pane.width(), 16),
+                QStringLiteral("%1 [%2]%3%4")
+                    .arg(o.name, shapeText(o.shape), o.output ? tr(" output") : QString(),
+                         planes > 1 ? tr(": one %1 x %2 plane of %3 shown").arg(o.shape.value(1, 1)).arg(o.shape.value(0, 1)).arg(planes)
+                                    : QString()));
         p.setFont(font());
         qint64 w = o.shape.value(0, 1), h = o.shape.value(1, 1);
+        auto stackBehind = [&](const QRectF &box) {
+            if (planes <= 1) {
+                return;
+            }
+            p.setPen(QPen(QColor(150, 150, 150), 1));
+            for (int k = std::min<qint64>(planes - 1, 2); k >= 1; --k) {
+                p.fillRect(box.translated(4.0 * k, -4.0 * k), QColor(250, 250, 250));
+                p.drawRect(box.translated(4.0 * k, -4.0 * k));
+            }
+        };
         if (o.output) {
-            p.drawText(QRectF(pane.left(), pane.top() + 16, pane.width(), 16), Qt::AlignLeft,
-                       tr("tile %1x%2 (%3), %4x%5 tiles")
-                           .arg(m->outputTile().second)
-                           .arg(m->outputTile().first)
-                           .arg(m->tileDirective().isEmpty() ? tr("untiled") : m->tileDirective())
-                           .arg(g.rows())
-                           .arg(g.columns()));
+            stackBehind(g.area);
+            caption(QRectF(pane.left(), pane.top() + 16, pane.width(), 16),
+                    tr("tile %1x%2 (%3), %4x%5 tiles")
+                        .arg(m->outputTile().second)
+                        .arg(m->outputTile().first)
+                        .arg(m->tileDirective().isEmpty() ? tr("untiled") : m->tileDirective())
+                        .arg(g.rows())
+                        .arg(g.columns()));
             p.fillRect(g.area, QColor(245, 245, 245));
             p.setPen(QColor(120, 120, 120));
             for (int r = 0; r < g.rows(); ++r) {
@@ -111,6 +140,7 @@ void TilingView::paintEvent(QPaintEvent *) {
         int textLines = std::max<int>(1, 2 * int(levels.size()));
         QRectF box = fit(pane.adjusted(0, 34, 0, -(textLines * fm.height() + 6)), double(w), double(h));
         TileGrid space{w, h, w, h, box};
+        stackBehind(box);
         p.fillRect(box, QColor(245, 245, 245));
         p.setPen(QPen(Qt::black, 2));
         p.drawRect(box);
@@ -153,18 +183,32 @@ void TilingView::paintEvent(QPaintEvent *) {
             lines << tr("read from GM directly (not staged)");
         }
         p.setPen(Qt::black);
-        p.drawText(QRectF(pane.left(), pane.top() + 16, pane.width(), 16), Qt::AlignLeft,
-                   tr("tile (%1, %2) reads (dashed: other loops)").arg(m_tile.second).arg(m_tile.first));
+        caption(QRectF(pane.left(), pane.top() + 16, pane.width(), 16),
+                tr("tile (%1, %2) reads (dashed: other loops)").arg(m_tile.second).arg(m_tile.first));
         p.setFont(small);
         for (int i = 0; i < lines.size(); ++i) {
             QColor ink = kLevelColors[(i / 2) % 4].darker(170);
             ink.setAlpha(255);
             p.setPen(i % 2 ? QColor(60, 60, 60) : ink);
-            p.drawText(QPointF(pane.left(), box.bottom() + 4 + fm.ascent() + i * fm.height()),
-                       fm.elidedText(lines[i], Qt::ElideRight, pane.width()));
+            caption(QRectF(pane.left(), box.bottom() + 4 + i * fm.height(), pane.width(), fm.height()), lines[i]);
         }
         p.setFont(font());
     }
+}
+
+bool TilingView::event(QEvent *e) {
+    if (e->type() == QEvent::ToolTip) {
+        auto *he = static_cast<QHelpEvent *>(e);
+        for (const auto &c : m_captions) {
+            if (c.rect.contains(he->pos())) {
+                QToolTip::showText(he->globalPos(), c.text, this);
+                return true;
+            }
+        }
+        QToolTip::hideText();
+        return true;
+    }
+    return QWidget::event(e);
 }
 
 void TilingView::selectTile(int column, int row) {
