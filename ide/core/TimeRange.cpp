@@ -499,3 +499,330 @@ std::string WaitLinks::describe(const tessel::sim::SimReport &report, size_t ind
 }
 
 } // namespace tessel::ide
+
+// ---- CriticalPath ------------------------------------------------------------
+
+namespace tessel::ide {
+
+std::map<std::string, uint64_t> CriticalPath::cyclesIn(uint64_t t0, uint64_t t1) const {
+    std::map<std::string, uint64_t> out;
+    for (const PathStep &s : steps) {
+        const uint64_t o = overlap({s.start, s.end}, t0, t1);
+        if (o > 0) {
+            out[s.pipe] += o;
+        }
+    }
+    return out;
+}
+
+std::string CriticalPath::describe() const {
+    std::ostringstream os;
+    if (steps.empty()) {
+        return "no critical path (no trace)";
+    }
+    os << "critical path " << length() << " cycles (" << start() << " - " << end() << "):";
+    std::vector<std::pair<uint64_t, std::string>> order;
+    for (const auto &[pipe, c] : cycles) {
+        order.push_back({c, pipe});
+    }
+    std::sort(order.begin(), order.end(), [](const auto &a, const auto &b) {
+        return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    const char *sep = " ";
+    for (const auto &[c, pipe] : order) {
+        if (c == 0) {
+            continue;
+        }
+        os << sep << pipe << " " << (length() ? (200 * c + length()) / (2 * length()) : 0) << "%";
+        sep = ", ";
+    }
+    if (latency > 0 || unexplained > 0) {
+        os << " (of which latency " << latency << ", unexplained " << unexplained << ")";
+    }
+    return os.str();
+}
+
+namespace {
+
+/** The critical-path walk (criticalPath in TimeRange.h says what it matches and in what order). */
+class PathWalker {
+public:
+    PathWalker(const tessel::sim::SimReport &r, const WaitLinks &links, const FrontEnd *fe,
+               const TraceMachine &m)
+        : t_(r.trace), links_(links), fe_(fe && fe->ok() ? fe : nullptr), m_(m) {
+        prev_.assign(t_.size(), -1);
+        std::map<std::pair<int, uint16_t>, int64_t> last;
+        for (size_t i = 0; i < t_.size(); ++i) {
+            const TraceEvent &e = t_[i];
+            auto key = std::make_pair(int(e.core), e.pipe.id());
+            auto it = last.find(key);
+            prev_[i] = it == last.end() ? -1 : it->second;
+            last[key] = int64_t(i);
+            if (e.pipe == m_.scalarPipe && e.end > e.start) {
+                s_[e.core].push_back({e.start, e.end, Piece::Traced, int64_t(i)});
+            }
+        }
+        for (auto &[core, pieces] : s_) {
+            std::vector<Piece> extra;
+            if (fe_) {
+                for (const FrontEnd::Span &f : fe_->spansOf(core)) {
+                    if (f.end > f.start) {
+                        extra.push_back({f.start, f.end, f.stall ? Piece::Stall : Piece::Issue,
+                                         f.stall ? f.blockedBy : -1});
+                    }
+                }
+            } else {
+                // Without the replay the gaps between traced scalar events count as issuing.
+                uint64_t at = 0;
+                for (const Piece &p : pieces) {
+                    if (p.start > at) {
+                        extra.push_back({at, p.start, Piece::Issue, -1});
+                    }
+                    at = std::max(at, p.end);
+                }
+            }
+            pieces.insert(pieces.end(), extra.begin(), extra.end());
+            std::sort(pieces.begin(), pieces.end(),
+                      [](const Piece &a, const Piece &b) { return a.end < b.end; });
+        }
+        budget_ = 8 * (t_.size() + 16);
+        for (const auto &kv : s_) {
+            budget_ += 8 * kv.second.size();
+        }
+    }
+
+    CriticalPath run() {
+        CriticalPath out;
+        if (t_.empty()) {
+            return out;
+        }
+        size_t last = 0;
+        for (size_t i = 0; i < t_.size(); ++i) {
+            if (t_[i].end >= t_[last].end) {
+                last = i;
+            }
+        }
+        State st{State::AtEnd, int64_t(last), t_[last].core, t_[last].end};
+        while (st.mode != State::Stop && budget_-- > 0) {
+            st = step(st);
+        }
+        std::reverse(rev_.begin(), rev_.end());
+        out.steps = std::move(rev_);
+        if (!out.steps.empty()) {
+            out.steps.front().via.clear(); // where the walk stopped
+        }
+        for (const PathStep &s : out.steps) {
+            out.cycles[s.pipe] += s.end - s.start;
+            if (s.kind == PathStep::Kind::Latency) {
+                out.latency += s.end - s.start;
+            } else if (s.kind == PathStep::Kind::Unexplained) {
+                out.unexplained += s.end - s.start;
+            }
+        }
+        return out;
+    }
+
+private:
+    struct Piece {
+        uint64_t start, end;
+        enum Kind { Traced, Issue, Stall } kind;
+        int64_t event; // Traced: the event; Stall: the event whose leaving the queue made room
+    };
+    struct State {
+        enum Mode { AtEnd, AtStart, OnScalar, Stop } mode;
+        int64_t event;
+        int core;
+        uint64_t t;
+    };
+    static constexpr State kStop{State::Stop, -1, 0, 0};
+
+    const std::vector<TraceEvent> &t_;
+    const WaitLinks &links_;
+    const FrontEnd *fe_;
+    const TraceMachine &m_;
+    std::vector<int64_t> prev_;           // per event: the previous one of its core and pipe
+    std::map<int, std::vector<Piece>> s_; // per core: the scalar front end's timeline, by end
+    std::vector<PathStep> rev_;           // the path, last step first
+    size_t budget_ = 0;
+
+    void add(PathStep::Kind k, int64_t ev, int core, const std::string &pipe, uint64_t a,
+             uint64_t b) {
+        PathStep s;
+        s.kind = k;
+        s.event = ev;
+        s.core = core;
+        s.pipe = pipe;
+        s.start = a;
+        s.end = std::max(a, b);
+        rev_.push_back(s);
+    }
+    void via(const char *why) {
+        if (!rev_.empty()) {
+            rev_.back().via = why;
+        }
+    }
+    bool isScalar(const TraceEvent &e) const { return e.pipe == m_.scalarPipe; }
+
+    State step(const State &st) {
+        switch (st.mode) {
+        case State::AtEnd:
+            return atEnd(size_t(st.event));
+        case State::AtStart:
+            return atStart(size_t(st.event));
+        case State::OnScalar:
+            return onScalar(st.core, st.t);
+        default:
+            return kStop;
+        }
+    }
+
+    /** The path has reached the end of event i: cover it, then explain how it began. */
+    State atEnd(size_t i) {
+        const TraceEvent &e = t_[i];
+        if (isScalar(e)) {
+            return {State::OnScalar, -1, e.core, e.end};
+        }
+        if (e.op == Op::WAIT_FLAG && e.end > e.start) {
+            return released(i, e.end);
+        }
+        add(PathStep::Kind::Busy, int64_t(i), e.core, e.pipe.str(), e.start, e.end);
+        return {State::AtStart, int64_t(i), e.core, e.start};
+    }
+
+    /** Explains the start of event i (not on the scalar pipe); the last step added begins there. */
+    State atStart(size_t i) {
+        const TraceEvent &e = t_[i];
+        const int64_t p = prev_[i];
+        const uint64_t q = fe_ ? fe_->queuedAt(i) : UINT64_MAX;
+        if (p >= 0 && t_[size_t(p)].end == e.start) {
+            via("pipe");
+            return {State::AtEnd, p, e.core, e.start};
+        }
+        if (q == e.start) {
+            via("front end");
+            return {State::OnScalar, -1, e.core, e.start};
+        }
+        // Nothing traced matches: [ready, start) is unexplained (see the header).
+        const uint64_t pe = p >= 0 ? t_[size_t(p)].end : 0;
+        const bool queueLater = q != UINT64_MAX && (p < 0 || q > pe);
+        const uint64_t ready = queueLater ? q : pe;
+        if ((p < 0 && q == UINT64_MAX) || ready >= e.start) {
+            return kStop;
+        }
+        via("unexplained");
+        add(PathStep::Kind::Unexplained, int64_t(i), e.core, e.pipe.str(), ready, e.start);
+        via(queueLater ? "front end" : "pipe");
+        return queueLater ? State{State::OnScalar, -1, e.core, q}
+                          : State{State::AtEnd, p, e.core, pe};
+    }
+
+    /** Wait event i (it waited) was released at cycle r: follow its flag or its drain. */
+    State released(size_t i, uint64_t r) {
+        const TraceEvent &e = t_[i];
+        const bool barrier = e.op == Op::BARRIER || e.op == Op::END;
+        add(PathStep::Kind::Released, int64_t(i), e.core, e.pipe.str(), r, r);
+        via(barrier ? "barrier" : "flag");
+        const WaitLinks::Link *l = links_.of(i);
+        if (!l) {
+            return kStop;
+        }
+        if (!barrier) {
+            if (l->setEvent < 0) {
+                return kStop;
+            }
+            const size_t sv = size_t(l->setEvent);
+            const TraceEvent &s = t_[sv];
+            if (s.start == r) { // the flag fired as the set_flag ran
+                via("flag");
+                add(PathStep::Kind::Released, int64_t(sv), s.core, s.pipe.str(), r, r);
+                return isScalar(s) ? State{State::OnScalar, -1, s.core, r}
+                                   : State{State::AtStart, int64_t(sv), s.core, r};
+            }
+            if (s.start > r) {
+                return kStop; // not this trace's order
+            }
+            // Fired later than the set_flag ran: when the producer's work completed.
+            int64_t k = prev_[sv];
+            while (k >= 0 &&
+                   (t_[size_t(k)].op == Op::WAIT_FLAG || t_[size_t(k)].op == Op::SET_FLAG)) {
+                k = prev_[size_t(k)];
+            }
+            if (k < 0 || t_[size_t(k)].end > r) {
+                return kStop;
+            }
+            return producer(size_t(k), r);
+        }
+        if (l->lastEvent < 0 || t_[size_t(l->lastEvent)].end > r) {
+            return kStop;
+        }
+        return producer(size_t(l->lastEvent), r);
+    }
+
+    /** The producer k completed at r (its end, or later by its latency). */
+    State producer(size_t k, uint64_t r) {
+        const TraceEvent &pe = t_[k];
+        if (pe.end < r) {
+            add(PathStep::Kind::Latency, int64_t(k), pe.core, pe.pipe.str(), pe.end, r);
+            via("latency");
+        }
+        return {State::AtEnd, int64_t(k), pe.core, pe.end};
+    }
+
+    /** The path has reached cycle t in the scalar front end's timeline of `core`. */
+    State onScalar(int core, uint64_t t) {
+        if (t == 0) {
+            return kStop;
+        }
+        const auto &pieces = s_[core];
+        auto it = std::lower_bound(pieces.begin(), pieces.end(), t,
+                                   [](const Piece &p, uint64_t v) { return p.end < v; });
+        if (it == pieces.end() || it->start >= t) {
+            return kStop;
+        }
+        const Piece &pc = *it;
+        const std::string &S = m_.scalarPipe;
+        if (pc.kind == Piece::Issue) {
+            add(PathStep::Kind::Issue, -1, core, S, pc.start, t);
+            via("front end");
+            return {State::OnScalar, -1, core, pc.start};
+        }
+        if (pc.kind == Piece::Stall) {
+            if (pc.event < 0 || t != pc.end) {
+                return kStop;
+            }
+            const size_t b = size_t(pc.event);
+            const TraceEvent &be = t_[b];
+            if (be.op == Op::WAIT_FLAG && be.end > be.start) {
+                via("queue room");
+                return released(b, be.end);
+            }
+            via("queue room");
+            add(PathStep::Kind::Released, int64_t(b), be.core, be.pipe.str(), t, t);
+            return {State::AtStart, int64_t(b), be.core, be.start};
+        }
+        const size_t j = size_t(pc.event);
+        const TraceEvent &e = t_[j];
+        const EventParts parts = splitEvent(e, 0, m_);
+        const bool wait = e.op == Op::WAIT_FLAG || e.op == Op::BARRIER || e.op == Op::END;
+        if (wait && !parts.stall.empty() && t > parts.stall.start) {
+            const uint64_t r = std::min(t, parts.stall.end);
+            if (t > r) {
+                add(PathStep::Kind::Issue, int64_t(j), core, S, r, t);
+                via(e.op == Op::WAIT_FLAG ? "flag" : "barrier");
+            }
+            return released(j, r);
+        }
+        add(PathStep::Kind::Busy, int64_t(j), core, S, e.start, t);
+        via("pipe");
+        return {State::OnScalar, -1, core, e.start};
+    }
+};
+
+} // namespace
+
+CriticalPath criticalPath(const tessel::sim::SimReport &report, const WaitLinks &links,
+                          const FrontEnd *fe, const TraceMachine &m) {
+    return PathWalker(report, links, fe, m).run();
+}
+
+} // namespace tessel::ide

@@ -10,7 +10,8 @@
 //  - FrontEnd: the scalar front end's issue slots and full-queue waits, which
 //    are not trace events, replayed from the trace and the program;
 //  - WaitLinks: what each waiting event waited for (the flag and the set_flag
-//    that released it, the pipe a barrier drained).
+//    that released it, the pipe a barrier drained);
+//  - criticalPath: the chain of events that determines the run's length (below).
 //
 // How the trace tells executing from waiting (npu_target/sim/Simulator.cpp):
 //  - WAIT_FLAG on a pipe other than the scalar one is recorded from the cycle it
@@ -172,9 +173,74 @@ public:
      * -> L1)". */
     std::string describe(const tessel::sim::SimReport &report, size_t index) const;
 
+    /** Every link, by waiting event. */
+    const std::unordered_map<size_t, Link> &all() const { return m_links; }
+
 private:
     std::unordered_map<size_t, Link> m_links;
 };
+
+/** One step of the critical path: [start, end) of the run spent on `pipe` by `event` (or by the
+ * front end's issue slots, or a gap the trace does not explain), in time order; each step starts
+ * where the one before it ends. */
+struct PathStep {
+    enum class Kind {
+        Busy,        // `event` executing (its busy part; a scalar ld/st with its memory latency)
+        Issue,       // the scalar front end issuing (a replayed issue span, or a traced flag /
+                     // barrier's issue slot after its wait); event: the traced one or -1
+        Released,    // zero length: `event` (a wait, or a set_flag / queue-room event) let go here
+        Latency,     // the producer's data became visible after its transfer / mmad ended (the
+                     // engine's or matrix's latency, not a trace event); pipe: the producer's
+        Unexplained, // a start no traced constraint explains (a DMA waiting for a free
+                     // outstanding slot, or anything else): [ready, start) on the event's pipe
+    };
+    Kind kind = Kind::Busy;
+    int64_t event = -1;
+    int core = 0;
+    std::string pipe;
+    uint64_t start = 0, end = 0;
+    /** What matched this step's start, i.e. how the step before it led here: "pipe", "flag",
+     * "barrier", "front end" (issued then), "queue room" (the front end's full-queue wait ended
+     * when this event left its queue), "latency", "unexplained"; "" for the first step. */
+    std::string via;
+};
+
+struct CriticalPath {
+    std::vector<PathStep> steps;            // in time order, contiguous
+    std::map<std::string, uint64_t> cycles; // per pipe: cycles of its steps (sum == length())
+    uint64_t unexplained = 0, latency = 0;  // of which: Unexplained and Latency steps
+    uint64_t start() const { return steps.empty() ? 0 : steps.front().start; }
+    uint64_t end() const { return steps.empty() ? 0 : steps.back().end; }
+    uint64_t length() const { return end() - start(); }
+    /** Per pipe cycles of the path inside [t0, t1). */
+    std::map<std::string, uint64_t> cyclesIn(uint64_t t0, uint64_t t1) const;
+    /** "critical path 16366 cycles: MTE2 62%, M 20%, ..." (largest first). */
+    std::string describe() const;
+};
+
+/** The critical path of a run: from the event that ends last, walking back in time. At each
+ * step the current event's start (for a wait: its release) must be *matched* exactly (equal
+ * cycles) by one of these constraints, tried in this order:
+ *  1. pipe: the previous event of the same core and pipe ends at that cycle (the simulator's
+ *     next_start: a pipe starts its next instruction when the previous one ends);
+ *  2. flag / barrier: the event is a wait that waited (its stall is not empty) and its release
+ *     is the set_flag's fire (WaitLinks::setEvent; the set_flag's start, or later when the
+ *     producer's work was still completing: then the producer's last non-flag event before the
+ *     set_flag that ends at or before the release, and the gap [its end, release) is a Latency
+ *     step) or, for a barrier / END, the drain: the latest-ending last event of the drained
+ *     pipes (WaitLinks::lastEvent), again with a Latency gap when it ended earlier;
+ *  3. front end: the event was issued (FrontEnd::queuedAt) at that cycle, so the path goes on
+ *     in the scalar front end's own timeline (traced scalar events and the replayed issue spans;
+ *     a full-queue wait there goes to the event whose leaving the queue made room).
+ * When none matches (a DMA held back by its engine's max_outstanding transfers in flight, whose
+ * freeing depends on latencies the trace does not record; a scalar gap without the replay), the
+ * walk does not stop: it records [ready, start) as an Unexplained step on the event's pipe,
+ * ready being the later of the pipe predecessor's end and the queue time, and follows that
+ * (the pipe predecessor, or the front end when the queue time is later). It stops at cycle 0,
+ * or where nothing precedes (an event with no predecessor, no queue time and no link): the
+ * path then starts at that event's start. `fe` may be null or not ok(): no front-end steps. */
+CriticalPath criticalPath(const tessel::sim::SimReport &report, const WaitLinks &links,
+                          const FrontEnd *fe, const TraceMachine &m);
 
 } // namespace tessel::ide
 

@@ -3,10 +3,16 @@
 #include "ide/core/Session.h"
 #include "npu_target/isa/InstrTable.h"
 
+#include <QHBoxLayout>
 #include <QHash>
 #include <QKeyEvent>
+#include <QLabel>
+#include <QLineEdit>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QPainterPath>
+#include <QSet>
+#include <QShortcut>
 #include <QToolButton>
 #include <QToolTip>
 #include <QWheelEvent>
@@ -107,6 +113,24 @@ TimelineView::TimelineView(Session *session, QWidget *parent)
     m_fit->setFocusPolicy(Qt::NoFocus);
     m_fit->setGeometry(int(kLabelWidth) - 32, 0, 28, int(kRuler) - 1);
     connect(m_fit, &QToolButton::clicked, this, [this] { m_session->viewState()->resetZoom(); });
+    // Ctrl+F: a search field over the timeline, scoped to this widget (the code view below has
+    // its own Ctrl+F, scoped the same way).
+    m_searchBar = new QWidget(this);
+    m_searchBar->setAutoFillBackground(true);
+    auto *sl = new QHBoxLayout(m_searchBar);
+    sl->setContentsMargins(2, 1, 2, 1);
+    m_search = new QLineEdit;
+    m_search->setObjectName(QStringLiteral("timelineSearch"));
+    m_search->setPlaceholderText(tr("Find events (Enter: next, Shift+Enter: previous, Esc)"));
+    m_search->installEventFilter(this);
+    m_searchStatus = new QLabel;
+    sl->addWidget(m_search, 1);
+    sl->addWidget(m_searchStatus);
+    m_searchBar->hide();
+    connect(m_search, &QLineEdit::textChanged, this, [this] { updateMatches(); });
+    auto *find =
+        new QShortcut(QKeySequence::Find, this, nullptr, nullptr, Qt::WidgetWithChildrenShortcut);
+    connect(find, &QShortcut::activated, this, &TimelineView::openSearch);
 }
 
 TimelineView::~TimelineView() = default;
@@ -322,6 +346,25 @@ QString TimelineView::selectionText() const {
                      .arg(u.transfers)
                      .arg(u.transfers == 1 ? tr("transfer") : tr("transfers"));
     }
+    if (m_showPath && !criticalPath().steps.empty()) {
+        // The critical path's cycles inside the range, per pipe.
+        const auto in = criticalPath().cyclesIn(s.t0, s.t1);
+        uint64_t total = 0;
+        for (const auto &kv : in) {
+            total += kv.second;
+        }
+        QStringList parts;
+        for (const auto &[pipe, c] : in) {
+            parts << QStringLiteral("%1 %2 (%3)")
+                         .arg(QString::fromStdString(pipe))
+                         .arg(c)
+                         .arg(percentOf(c, total));
+        }
+        lines << tr("critical path in range: %1 cycles%2%3")
+                     .arg(total)
+                     .arg(parts.isEmpty() ? QString() : QStringLiteral(": "))
+                     .arg(parts.join(QStringLiteral(", ")));
+    }
     const qint64 cut = m_session->timeline()->traceCutCycle();
     if (cut >= 0 && m_selT1 > cut) {
         lines << tr("the trace stops at cycle %1: later events are not counted").arg(cut);
@@ -389,6 +432,10 @@ void TimelineView::paintEvent(QPaintEvent *) {
     const QString selected = m_session->viewState()->selectedDirective();
     p.setClipRect(QRectF(0, kRuler, width(), height()));
     const int rows = rowCount();
+    QSet<int> matched;
+    for (int i : m_matches) {
+        matched.insert(i);
+    }
     for (int row = 0; row < pipes.size(); ++row) {
         QRectF lane = laneRect(area, rows, row, 3);
         p.setClipping(false);
@@ -425,6 +472,11 @@ void TimelineView::paintEvent(QPaintEvent *) {
             if (isSel) {
                 p.setPen(QPen(Qt::black, 1.5));
                 p.drawRect(b.rect);
+            }
+            if (!matched.isEmpty() && !b.stall && matched.contains(b.event)) {
+                const bool current = b.event == currentMatch();
+                p.setPen(QPen(QColor(220, 0, 200), current ? 3 : 1.5));
+                p.drawRect(b.rect.adjusted(-1, -1, 1, 1));
             }
         }
     }
@@ -466,6 +518,9 @@ void TimelineView::paintEvent(QPaintEvent *) {
             p.drawRect(bar);
         }
     }
+    p.setClipRect(area);
+    paintCriticalPath(p, area, ax);
+    paintArrows(p, ax);
     paintSelection(p, area, ax);
 }
 
@@ -487,6 +542,12 @@ void TimelineView::forgetRun() {
     m_links.reset();
     m_frontEnd.reset();
     m_summaryOf = nullptr;
+    m_path.reset();
+    m_haystack.clear();
+    m_focusEvent = m_hoverEvent = -1;
+    if (m_searchBar && m_searchBar->isVisible()) {
+        updateMatches();
+    }
 }
 
 void TimelineView::analyse() const {
@@ -637,8 +698,9 @@ bool TimelineView::event(QEvent *e) {
     if (e->type() == QEvent::ShortcutOverride) {
         // Esc clears a selection (instead of the window's Esc), F zooms to fit.
         auto *k = static_cast<QKeyEvent *>(e);
+        const bool plain = k->modifiers() == Qt::NoModifier;
         if ((k->key() == Qt::Key_Escape && (hasSelection() || m_selecting)) ||
-            (k->key() == Qt::Key_F && k->modifiers() == Qt::NoModifier)) {
+            (plain && (k->key() == Qt::Key_F || k->key() == Qt::Key_A || k->key() == Qt::Key_C))) {
             e->accept();
             return true;
         }
@@ -654,6 +716,16 @@ void TimelineView::keyPressEvent(QKeyEvent *e) {
     }
     if (e->key() == Qt::Key_F && e->modifiers() == Qt::NoModifier) {
         m_session->viewState()->resetZoom();
+        e->accept();
+        return;
+    }
+    if (e->key() == Qt::Key_A && e->modifiers() == Qt::NoModifier) {
+        setShowAllArrows(!m_allArrows);
+        e->accept();
+        return;
+    }
+    if (e->key() == Qt::Key_C && e->modifiers() == Qt::NoModifier) {
+        setShowCriticalPath(!m_showPath);
         e->accept();
         return;
     }
@@ -697,6 +769,11 @@ void TimelineView::mouseMoveEvent(QMouseEvent *e) {
         }
         return;
     }
+    const int hovered = eventAt(e->position());
+    if (hovered != m_hoverEvent) {
+        m_hoverEvent = hovered;
+        update(); // its arrows
+    }
     const QString text = hoverText(e->position());
     if (text.isEmpty()) {
         QToolTip::hideText();
@@ -719,12 +796,314 @@ void TimelineView::mouseReleaseEvent(QMouseEvent *e) {
     if (!m_dragged) {
         clearSelection(); // a click clears the range
         int i = eventAt(e->position());
+        setFocusEvent(i);
         if (i >= 0) {
             m_session->viewState()->selectDirective(m_session->timeline()->directiveOf(i));
         }
     }
     m_dragX = -1;
     m_dragged = false;
+}
+
+} // namespace tessel::ide
+
+namespace tessel::ide {
+
+// ---- flow arrows, critical path, search ---------------------------------------
+
+int TimelineView::rowOfPipe(const std::string &pipe) const {
+    return int(m_session->timeline()->pipes().indexOf(QString::fromStdString(pipe)));
+}
+
+void TimelineView::setFocusEvent(int event) {
+    if (event != m_focusEvent) {
+        m_focusEvent = event;
+        update();
+    }
+}
+
+void TimelineView::setShowAllArrows(bool on) {
+    m_allArrows = on;
+    update();
+}
+
+void TimelineView::setShowCriticalPath(bool on) {
+    m_showPath = on;
+    update();
+}
+
+uint64_t TimelineView::releaseOf(int i) const {
+    const auto &e = m_session->timeline()->event(i);
+    const EventParts parts = splitEvent(e, 0, machine());
+    if (e.op == tessel::isa::Op::WAIT_FLAG && e.pipe != machine().scalarPipe) {
+        return e.end;
+    }
+    return parts.stall.empty() ? e.start : parts.stall.end;
+}
+
+QVector<FlowArrow> TimelineView::arrows() const {
+    QVector<FlowArrow> out;
+    const TimelineModel *m = m_session->timeline();
+    if (m->pipes().isEmpty() || !m->report() || !m->report()->sim) {
+        return out;
+    }
+    const WaitLinks &links = waitLinks();
+    const TimeAxis ax = axis();
+    auto make = [&](int wait, const WaitLinks::Link &l) {
+        const bool flag = l.setEvent >= 0;
+        const int from = flag ? int(l.setEvent) : int(l.lastEvent);
+        if (from < 0 || (!flag && m->event(wait).op == tessel::isa::Op::WAIT_FLAG)) {
+            return;
+        }
+        const auto &a = m->event(from), &b = m->event(wait);
+        const int ra = rowOfPipe(a.pipe), rb = rowOfPipe(b.pipe);
+        if (ra < 0 || rb < 0) {
+            return;
+        }
+        const uint64_t release = releaseOf(wait);
+        FlowArrow f;
+        f.from = from;
+        f.to = wait;
+        f.barrier = !flag;
+        f.p0 = QPointF(ax.mapTimeToX(double(a.end)), laneOf(ra).center().y());
+        f.p1 = QPointF(ax.mapTimeToX(double(release)), laneOf(rb).center().y());
+        out.append(f);
+    };
+    if (m_allArrows) {
+        std::vector<size_t> waits;
+        for (const auto &kv : links.all()) {
+            waits.push_back(kv.first);
+        }
+        std::sort(waits.begin(), waits.end());
+        for (size_t w : waits) {
+            const WaitLinks::Link &l = links.all().at(w);
+            const int from = l.setEvent >= 0 ? int(l.setEvent) : int(l.lastEvent);
+            if (from < 0) {
+                continue;
+            }
+            // Culled: both ends before or both after the cycles in view.
+            const double t0 = double(m->event(from).end), t1 = double(releaseOf(int(w)));
+            if (std::max(t0, t1) < ax.t0 || std::min(t0, t1) > ax.t1) {
+                continue;
+            }
+            make(int(w), l);
+        }
+        return out;
+    }
+    const int f = m_hoverEvent >= 0 ? m_hoverEvent : m_focusEvent;
+    if (f < 0) {
+        return out;
+    }
+    if (const WaitLinks::Link *l = links.of(size_t(f))) {
+        make(f, *l); // f waited: what released it
+    }
+    // f released waits (a set_flag), or was the producer before a set_flag / a barrier's last
+    // drained event.
+    for (const auto &[w, l] : links.all()) {
+        if (l.setEvent == f || l.lastEvent == f) {
+            make(int(w), l);
+        }
+    }
+    std::sort(out.begin(), out.end(), [](const FlowArrow &a, const FlowArrow &b) {
+        return a.to != b.to ? a.to < b.to : a.from < b.from;
+    });
+    out.erase(std::unique(out.begin(), out.end(),
+                          [](const FlowArrow &a, const FlowArrow &b) {
+                              return a.to == b.to && a.from == b.from;
+                          }),
+              out.end());
+    return out;
+}
+
+void TimelineView::paintArrows(QPainter &p, const TimeAxis &) const {
+    const QVector<FlowArrow> all = arrows();
+    p.setRenderHint(QPainter::Antialiasing, true);
+    for (const FlowArrow &f : all) {
+        const QColor c = f.barrier ? QColor(120, 60, 20) : QColor(20, 60, 160);
+        p.setPen(QPen(c, 1.3, f.barrier ? Qt::DashLine : Qt::SolidLine));
+        // A curve leaving the producer's row to the right and entering the consumer's row.
+        QPainterPath path(f.p0);
+        const double dx = std::max(12.0, std::abs(f.p1.x() - f.p0.x()) / 2);
+        path.cubicTo(f.p0 + QPointF(dx, 0), f.p1 - QPointF(dx, 0), f.p1);
+        p.drawPath(path);
+        const QPointF d(-6, 0);
+        QPolygonF head;
+        head << f.p1 << f.p1 + d + QPointF(0, -3.5) << f.p1 + d + QPointF(0, 3.5);
+        p.setPen(Qt::NoPen);
+        p.setBrush(c);
+        p.drawPolygon(head);
+        p.setBrush(Qt::NoBrush);
+    }
+    p.setRenderHint(QPainter::Antialiasing, false);
+}
+
+const CriticalPath &TimelineView::criticalPath() const {
+    if (!m_path) {
+        m_path = std::make_unique<CriticalPath>();
+        const auto &report = m_session->timeline()->report();
+        if (report && report->sim) {
+            *m_path = tessel::ide::criticalPath(*report->sim, waitLinks(), &frontEnd(), machine());
+        }
+    }
+    return *m_path;
+}
+
+QString TimelineView::criticalPathText() const {
+    const CriticalPath &cp = criticalPath();
+    if (cp.steps.empty()) {
+        return {};
+    }
+    return QString::fromStdString(cp.describe());
+}
+
+void TimelineView::paintCriticalPath(QPainter &p, const QRectF &area, const TimeAxis &ax) const {
+    if (!m_showPath) {
+        return;
+    }
+    const CriticalPath &cp = criticalPath();
+    const QColor red(220, 30, 30);
+    QPointF prev(-1, -1);
+    for (const PathStep &s : cp.steps) {
+        const int row = rowOfPipe(s.pipe);
+        if (row < 0) {
+            continue;
+        }
+        const QRectF lane = laneOf(row);
+        const double x0 = ax.mapTimeToX(double(s.start)), x1 = ax.mapTimeToX(double(s.end));
+        if (prev.x() >= 0 && std::abs(prev.y() - lane.center().y()) > 0.5) {
+            // Joins the step before on another row.
+            p.setPen(QPen(red, 1.5));
+            p.drawLine(QPointF(x0, prev.y()), QPointF(x0, lane.center().y()));
+        }
+        if (s.end > s.start && x1 >= area.left() && x0 <= area.right()) {
+            const bool own = s.kind == PathStep::Kind::Busy || s.kind == PathStep::Kind::Issue;
+            p.setPen(QPen(red, own ? 2 : 1.5, own ? Qt::SolidLine : Qt::DotLine));
+            p.drawRect(QRectF(x0, lane.top() + 0.5, std::max(1.0, x1 - x0), lane.height() - 1));
+        }
+        prev = QPointF(x1, lane.center().y());
+    }
+    // The share of each pipe, bottom left.
+    const QString text = criticalPathText();
+    if (text.isEmpty()) {
+        return;
+    }
+    const QFontMetrics fm = p.fontMetrics();
+    const QRectF box(area.left() + 4, area.bottom() - fm.height() - 6,
+                     std::min(area.width() - 8, double(fm.horizontalAdvance(text) + 12)),
+                     fm.height() + 4);
+    p.fillRect(box, QColor(255, 255, 255, 230));
+    p.setPen(red);
+    p.drawRect(box);
+    p.drawText(box.adjusted(6, 2, -6, -2), Qt::AlignLeft | Qt::AlignVCenter, text);
+}
+
+void TimelineView::placeSearch() {
+    const int w = std::min(360, std::max(160, width() - int(kLabelWidth) - 12));
+    m_searchBar->setGeometry(width() - w - 6, 0, w, std::max(int(kRuler) + 4, 24));
+}
+
+void TimelineView::resizeEvent(QResizeEvent *e) {
+    QWidget::resizeEvent(e);
+    placeSearch();
+}
+
+void TimelineView::openSearch() {
+    placeSearch();
+    m_searchBar->show();
+    m_searchBar->raise();
+    m_search->setFocus();
+    m_search->selectAll();
+    updateMatches();
+}
+
+void TimelineView::closeSearch() {
+    m_searchBar->hide();
+    m_matches.clear();
+    m_match = -1;
+    setFocus();
+    update();
+}
+
+int TimelineView::currentMatch() const {
+    return m_match >= 0 && m_match < m_matches.size() ? m_matches[m_match] : -1;
+}
+
+void TimelineView::updateMatches() {
+    m_matches.clear();
+    m_match = -1;
+    const TimelineModel *m = m_session->timeline();
+    const QString q = m_search->text().trimmed().toLower();
+    const auto &report = m->report();
+    if (!q.isEmpty() && report && report->sim) {
+        const auto &trace = report->sim->trace;
+        if (m_haystack.size() != int(trace.size())) {
+            // What the tooltip names: mnemonic, pipe, levels, stall reason, directive.
+            m_haystack.resize(int(trace.size()));
+            for (int i = 0; i < int(trace.size()); ++i) {
+                const auto &e = trace[size_t(i)];
+                m_haystack[i] =
+                    QStringLiteral("%1 %2 %3 -> %4 %5 %6")
+                        .arg(QString::fromLatin1(tessel::isa::op_info(e.op).mnemonic),
+                             QString::fromStdString(e.pipe), QString::fromStdString(e.src),
+                             QString::fromStdString(e.dst), QString::fromStdString(e.stall),
+                             m->directiveOf(i))
+                        .toLower();
+            }
+        }
+        for (int i = 0; i < m_haystack.size(); ++i) {
+            if (m_haystack[i].contains(q)) {
+                m_matches.append(i);
+            }
+        }
+        std::stable_sort(m_matches.begin(), m_matches.end(), [&](int a, int b) {
+            return trace[size_t(a)].start < trace[size_t(b)].start;
+        });
+    }
+    m_searchStatus->setText(q.isEmpty()           ? QString()
+                            : m_matches.isEmpty() ? tr("not found")
+                                                  : tr("%1 events").arg(m_matches.size()));
+    update();
+}
+
+void TimelineView::findNext(bool backward) {
+    if (m_matches.isEmpty()) {
+        return;
+    }
+    const int n = int(m_matches.size());
+    m_match = m_match < 0 ? (backward ? n - 1 : 0) : (m_match + (backward ? n - 1 : 1)) % n;
+    const auto &e = m_session->timeline()->event(m_matches[m_match]);
+    // Centred, zoomed so that the event is a sixth of the view (at least 40 cycles in view).
+    const double len = std::max(1.0, double(e.end - e.start));
+    const double width = std::max(40.0, 6 * len);
+    const double c = (double(e.start) + double(e.end)) / 2;
+    m_session->viewState()->zoomTo(c - width / 2, c + width / 2);
+    m_searchStatus->setText(tr("%1 / %2").arg(m_match + 1).arg(n));
+    setFocusEvent(m_matches[m_match]);
+    update();
+}
+
+bool TimelineView::eventFilter(QObject *o, QEvent *e) {
+    if (o == m_search && (e->type() == QEvent::ShortcutOverride || e->type() == QEvent::KeyPress)) {
+        auto *k = static_cast<QKeyEvent *>(e);
+        const bool esc = k->key() == Qt::Key_Escape;
+        const bool enter = k->key() == Qt::Key_Return || k->key() == Qt::Key_Enter;
+        if (e->type() == QEvent::ShortcutOverride) {
+            if (esc || enter) {
+                e->accept(); // ours, not the window's Esc (Cancel run)
+                return true;
+            }
+            return false;
+        }
+        if (esc) {
+            closeSearch();
+            return true;
+        }
+        if (enter) {
+            findNext(k->modifiers() & Qt::ShiftModifier);
+            return true;
+        }
+    }
+    return QWidget::eventFilter(o, e);
 }
 
 } // namespace tessel::ide

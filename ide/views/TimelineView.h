@@ -11,6 +11,13 @@
 // Esc or a click clears it; F (or the corner button) zooms to fit the run.
 // With the cost model shown, a second group of rows ("model MTE2", ...) holds
 // the cost model's predicted timeline (scheduler/CostModel.h) on the same axis.
+// Flow arrows (as Perfetto's): from a set_flag's end to the end of the wait it
+// released, from a barrier's last drained event to the barrier's release, for
+// the hovered or clicked event, or for every one (A). The critical path
+// (criticalPath in core/TimeRange.h; C) outlines its bars, joins them and names
+// each pipe's share. Ctrl+F (scoped to this widget) searches the events'
+// mnemonic, pipe, levels, stall reason and directive; Enter / Shift+Enter walk
+// the matches (centred, zoomed in when small), Esc closes.
 
 #include "ide/core/Geometry.h"
 #include "ide/core/TimeRange.h"
@@ -19,6 +26,8 @@
 
 #include <memory>
 
+class QLabel;
+class QLineEdit;
 class QToolButton;
 
 namespace tessel::ide {
@@ -35,6 +44,14 @@ struct TimelineBar {
     bool alternate = false; // every other bar of one colour in a row is a shade darker
     int cause = -1;         // a front-end wait for a full queue: the event that made room
     int issued = 0;         // a front-end issue span: how many instructions (0: not replayed)
+};
+
+/** A flow arrow: from `from`'s end (a set_flag; a barrier's drained event) to where `to` (the
+ * wait) was released, both at the centre of their rows. */
+struct FlowArrow {
+    int from = -1, to = -1;
+    QPointF p0, p1;
+    bool barrier = false;
 };
 
 class TimelineView : public QWidget {
@@ -74,6 +91,36 @@ public:
     /** The "fit" button (zooms to the whole run, as F). */
     QToolButton *fitButton() const { return m_fit; }
 
+    /** The clicked event (arrows are drawn for it when nothing is hovered); -1: none. */
+    int focusEvent() const { return m_focusEvent; }
+    void setFocusEvent(int event);
+    /** A: arrows for every wait instead of the hovered / clicked event only. */
+    bool showAllArrows() const { return m_allArrows; }
+    void setShowAllArrows(bool on);
+    /** The arrows drawn now (culled to the visible cycles in the all mode). */
+    QVector<FlowArrow> arrows() const;
+    /** Where wait event `i` was let go (a pipe's WAIT_FLAG: its end; the scalar unit's wait,
+     * barrier, END: the end of its stall, before its issue slot). */
+    uint64_t releaseOf(int i) const;
+    /** C: draw the critical path. */
+    bool showCriticalPath() const { return m_showPath; }
+    void setShowCriticalPath(bool on);
+    /** The critical path of the run shown (computed once per run). */
+    const CriticalPath &criticalPath() const;
+    /** "critical path 16366 cycles (0 - 16366): MTE2 62%, ..." ("" without a run). */
+    QString criticalPathText() const;
+
+    /** Ctrl+F: the search field over the timeline (hidden until opened). */
+    QLineEdit *searchField() const { return m_search; }
+    void openSearch();
+    void closeSearch();
+    /** The events matching the search text, in time order (empty when closed). */
+    const QVector<int> &searchMatches() const { return m_matches; }
+    /** The match Enter moved to (an event index), or -1. */
+    int currentMatch() const;
+    /** Enter / Shift+Enter: centres the next / previous match (zooming in on a small one). */
+    void findNext(bool backward = false);
+
 Q_SIGNALS:
     void selectionChanged();
 
@@ -85,8 +132,15 @@ protected:
     void mouseMoveEvent(QMouseEvent *e) override;
     void mouseReleaseEvent(QMouseEvent *e) override;
     void keyPressEvent(QKeyEvent *e) override;
+    void resizeEvent(QResizeEvent *e) override;
+    bool eventFilter(QObject *o, QEvent *e) override;
 
 private:
+    int rowOfPipe(const std::string &pipe) const;
+    void paintArrows(QPainter &p, const TimeAxis &ax) const;
+    void paintCriticalPath(QPainter &p, const QRectF &area, const TimeAxis &ax) const;
+    void updateMatches();
+    void placeSearch();
     QRectF plotArea() const;
     TimeAxis axis() const;
     int rowCount() const;
@@ -111,6 +165,15 @@ private:
     mutable const void *m_summaryOf = nullptr;
     mutable QPair<qint64, qint64> m_summaryRange{0, 0};
     mutable RangeSummary m_summary;
+    mutable std::unique_ptr<CriticalPath> m_path;
+    mutable QVector<QString> m_haystack; // per event: what the search looks in (lower case)
+    int m_focusEvent = -1, m_hoverEvent = -1;
+    bool m_allArrows = false, m_showPath = false;
+    QWidget *m_searchBar = nullptr;
+    QLineEdit *m_search = nullptr;
+    QLabel *m_searchStatus = nullptr;
+    QVector<int> m_matches;
+    int m_match = -1; // index into m_matches
 };
 
 } // namespace tessel::ide

@@ -2,13 +2,15 @@
 // ascend-like: stalls drawn as stalls (and what they wait for), adjacent bars
 // distinguishable, the range selection's numbers (core/TimeRange) against the
 // SimReport and against a range worked out by hand, Shift+drag / Esc / click / F on the
-// widget.
+// widget; flow arrows (set_flag -> the wait it released), the critical path (on the run and on a
+// trace built by hand), Ctrl+F search.
 #include "ide/core/Session.h"
 #include "ide/core/TimeRange.h"
 #include "ide/views/MainWindow.h"
 #include "ide/views/TimelineView.h"
 
 #include <QFile>
+#include <QLineEdit>
 #include <QTemporaryDir>
 #include <QToolButton>
 #include <QtTest>
@@ -128,6 +130,86 @@ void compareSummaries(const RangeSummary &got, const RangeSummary &want) {
         QCOMPARE(got.edges[i].bytes, want.edges[i].bytes);
         QCOMPARE(got.edges[i].transfers, want.edges[i].transfers);
     }
+}
+
+/** A trace built by hand (one core, no front-end replay): MTE2 loads A [0, 100) and sets
+ * MTE2 -> M; M waits, runs mmad (80 cycles) and sets M -> FIX; FIX waits and writes C (50
+ * cycles); MTE2's second load B [101, 151) is off the path; END drains. With `latency` the flag
+ * MTE2 -> M fires `latency` cycles after A ends (the data becomes visible late). */
+struct HandTrace {
+    tessel::sim::SimReport report;
+    tessel::isa::Program program;
+};
+HandTrace handTrace(uint64_t latency) {
+    using tessel::isa::Pipe;
+    HandTrace h;
+    auto instr = [&](Op op, Pipe src = Pipe::S, Pipe dst = Pipe::S) {
+        tessel::isa::Instr in;
+        in.op = op;
+        in.src_pipe = uint8_t(src);
+        in.dst_pipe = uint8_t(dst);
+        h.program.code.push_back(in);
+        return uint32_t(h.program.code.size() - 1);
+    };
+    auto ev = [&](const char *pipe, Op op, uint32_t pc, uint64_t s, uint64_t e) {
+        TraceEvent t;
+        t.pipe = tessel::sim::Name(pipe);
+        t.op = op;
+        t.pc = pc;
+        t.start = s;
+        t.end = e;
+        if (op == Op::DMA) {
+            t.src = tessel::sim::Name("GM");
+            t.dst = tessel::sim::Name("L1");
+            t.bytes = 1024;
+        }
+        h.report.trace.push_back(t);
+    };
+    const uint64_t r = 100 + latency; // when M may start
+    ev("MTE2", Op::DMA, instr(Op::DMA), 0, 100);
+    ev("MTE2", Op::SET_FLAG, instr(Op::SET_FLAG, Pipe::MTE2, Pipe::M), 100, 101);
+    ev("M", Op::WAIT_FLAG, instr(Op::WAIT_FLAG, Pipe::MTE2, Pipe::M), 0, r);
+    ev("MTE2", Op::DMA, instr(Op::DMA), 101, 151);
+    ev("M", Op::MMAD, instr(Op::MMAD), r, r + 80);
+    ev("M", Op::SET_FLAG, instr(Op::SET_FLAG, Pipe::M, Pipe::FIX), r + 80, r + 81);
+    ev("FIX", Op::WAIT_FLAG, instr(Op::WAIT_FLAG, Pipe::M, Pipe::FIX), 0, r + 80);
+    ev("FIX", Op::DMA, instr(Op::DMA), r + 80, r + 130);
+    ev("S", Op::END, instr(Op::END), 0, r + 130);
+    h.report.cycles = r + 130;
+    return h;
+}
+
+/** The steps as "Kind event via [start, end)" lines, to compare with a path worked out by hand. */
+QString pathWords(const CriticalPath &cp) {
+    static const char *const kinds[] = {"Busy", "Issue", "Released", "Latency", "Unexplained"};
+    QStringList out;
+    for (const PathStep &s : cp.steps) {
+        out << QString("%1 %2 %3 [%4, %5)")
+                   .arg(kinds[int(s.kind)])
+                   .arg(s.event)
+                   .arg(s.via.empty() ? QString("-") : QString::fromStdString(s.via))
+                   .arg(s.start)
+                   .arg(s.end);
+    }
+    return out.join('\n');
+}
+
+/** Each step starts where the one before it ends; the per-pipe cycles add up to the length. */
+void checkContiguous(const CriticalPath &cp) {
+    QVERIFY(!cp.steps.empty());
+    for (size_t k = 1; k < cp.steps.size(); ++k) {
+        QVERIFY2(cp.steps[k].start == cp.steps[k - 1].end,
+                 qPrintable(QString("step %1 starts at %2, the one before ends at %3")
+                                .arg(k)
+                                .arg(cp.steps[k].start)
+                                .arg(cp.steps[k - 1].end)));
+        QVERIFY(cp.steps[k].end >= cp.steps[k].start);
+    }
+    uint64_t sum = 0;
+    for (const auto &kv : cp.cycles) {
+        sum += kv.second;
+    }
+    QCOMPARE(sum, cp.length());
 }
 } // namespace
 
@@ -377,6 +459,276 @@ private Q_SLOTS:
             text.contains(
                 QString("waits for room in the %1 queue").arg(QString::fromStdString(cause.pipe))),
             qPrintable(text));
+        m_s->viewState()->resetZoom();
+    }
+
+    void arrowsJoinSetFlagToTheWaitItReleased() {
+        TimelineView tv(m_s.get());
+        tv.resize(1200, 320);
+        m_s->viewState()->resetZoom();
+        const WaitLinks links(sim(), &m_s->lastCompile()->program);
+        // A pipe's wait (not S) that a set_flag released, and a barrier that drained a pipe.
+        int wait = -1, barrier = -1;
+        for (const auto &[w, l] : links.all()) {
+            const TraceEvent &e = sim().trace[w];
+            if (e.op == Op::WAIT_FLAG && e.pipe != "S" && l.setEvent >= 0 &&
+                (wait < 0 || int(w) < wait)) {
+                wait = int(w);
+            }
+            if (e.op == Op::BARRIER && l.lastEvent >= 0 && (barrier < 0 || int(w) < barrier)) {
+                barrier = int(w);
+            }
+        }
+        QVERIFY(wait >= 0);
+        QVERIFY(tv.arrows().isEmpty()); // nothing hovered or clicked
+        tv.setFocusEvent(wait);
+        const QVector<FlowArrow> a = tv.arrows();
+        QCOMPARE(a.size(), 1);
+        const TraceEvent &w = sim().trace[size_t(wait)];
+        const TraceEvent &set = sim().trace[size_t(links.of(size_t(wait))->setEvent)];
+        QCOMPARE(a[0].from, int(links.of(size_t(wait))->setEvent));
+        QCOMPARE(a[0].to, wait);
+        QVERIFY(!a[0].barrier);
+        QCOMPARE(a[0].p0.x(), xOf(tv, double(set.end)));
+        QCOMPARE(a[0].p1.x(), xOf(tv, double(w.end)));
+        const int setRow = int(model().pipes().indexOf(QString::fromStdString(set.pipe)));
+        const int waitRow = int(model().pipes().indexOf(QString::fromStdString(w.pipe)));
+        QVERIFY(setRow != waitRow);
+        QCOMPARE(a[0].p0.y(), tv.laneOf(setRow).center().y());
+        QCOMPARE(a[0].p1.y(), tv.laneOf(waitRow).center().y());
+        // The set_flag clicked: the same arrow (and any other wait it released).
+        tv.setFocusEvent(a[0].from);
+        bool found = false;
+        for (const FlowArrow &f : tv.arrows()) {
+            found |= f.to == wait && f.from == a[0].from;
+            if (f.from == a[0].from) {
+                QCOMPARE(f.p0.x(), xOf(tv, double(set.end)));
+            }
+        }
+        QVERIFY(found);
+        if (barrier >= 0) {
+            // A barrier: from the last drained event's end to the end of its wait on S.
+            tv.setFocusEvent(barrier);
+            const QVector<FlowArrow> b = tv.arrows();
+            QVERIFY(!b.isEmpty());
+            const TraceEvent &be = sim().trace[size_t(barrier)];
+            const TraceEvent &last = sim().trace[size_t(links.of(size_t(barrier))->lastEvent)];
+            QVERIFY(b[0].barrier);
+            QCOMPARE(b[0].p0.x(), xOf(tv, double(last.end)));
+            QCOMPARE(b[0].p1.x(), xOf(tv, double(be.end - m_machine.issueCycles)));
+            QCOMPARE(b[0].p1.y(), tv.laneOf(int(model().pipes().indexOf("S"))).center().y());
+        }
+        // A: every link (the whole run in view), drawn.
+        tv.setFocusEvent(-1);
+        tv.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&tv));
+        tv.setFocus();
+        QTest::keyClick(&tv, Qt::Key_A);
+        QVERIFY(tv.showAllArrows());
+        size_t linked = 0;
+        for (const auto &[w2, l] : links.all()) {
+            linked += l.setEvent >= 0 || (sim().trace[w2].op != Op::WAIT_FLAG && l.lastEvent >= 0);
+        }
+        QCOMPARE(size_t(tv.arrows().size()), linked);
+        QVERIFY(!tv.grab().isNull());
+        QTest::keyClick(&tv, Qt::Key_A);
+        QVERIFY(!tv.showAllArrows());
+    }
+
+    void criticalPathOfTheRun() {
+        const WaitLinks links(sim(), &m_s->lastCompile()->program);
+        const CriticalPath cp = criticalPath(sim(), links, &m_fe, m_machine);
+        checkContiguous(cp);
+        QVERIFY(!QTest::currentTestFailed());
+        uint64_t last = 0;
+        for (const auto &e : sim().trace) {
+            last = std::max(last, e.end);
+        }
+        QCOMPARE(cp.end(), last);
+        QVERIFY2(cp.start() <= 2, qPrintable(QString::number(cp.start())));
+        if (qEnvironmentVariableIsSet("TESSEL_TIMELINE_SAY")) {
+            qInfo("%s (%zu steps)", cp.describe().c_str(), cp.steps.size());
+        }
+        // Each matched constraint holds in the trace.
+        const auto &t = sim().trace;
+        std::map<std::string, int> vias;
+        for (size_t k = 1; k < cp.steps.size(); ++k) {
+            const PathStep &s = cp.steps[k];
+            vias[s.via]++;
+            if (s.via == "flag" && s.kind == PathStep::Kind::Released &&
+                t[size_t(s.event)].op == Op::WAIT_FLAG) {
+                const WaitLinks::Link *l = links.of(size_t(s.event));
+                QVERIFY(l && l->setEvent >= 0);
+            }
+            if (s.via == "front end" && s.event >= 0 && s.kind == PathStep::Kind::Busy &&
+                s.pipe != "S") {
+                QCOMPARE(m_fe.queuedAt(size_t(s.event)), s.start);
+            }
+            if (s.kind == PathStep::Kind::Busy && s.event >= 0) {
+                QVERIFY(s.start >= t[size_t(s.event)].start && s.end <= t[size_t(s.event)].end);
+            }
+            if (s.via == "pipe" && s.event >= 0 && s.pipe != "S" &&
+                (s.kind == PathStep::Kind::Busy || s.kind == PathStep::Kind::Released)) {
+                // The previous event of its pipe ends where it starts.
+                const TraceEvent &e = t[size_t(s.event)];
+                int64_t prev = -1;
+                for (int64_t j = s.event - 1; j >= 0 && prev < 0; --j) {
+                    if (t[size_t(j)].pipe == e.pipe && t[size_t(j)].core == e.core) {
+                        prev = j;
+                    }
+                }
+                QVERIFY(prev >= 0);
+                QCOMPARE(t[size_t(prev)].end, e.start);
+                QCOMPARE(cp.steps[k - 1].end, e.start);
+            }
+            QVERIFY(s.kind != PathStep::Kind::Unexplained || s.end > s.start);
+        }
+        QVERIFY(vias["pipe"] > 0);
+        QVERIFY(vias["flag"] + vias["barrier"] > 0); // it crosses pipes
+        // GEMM tiled_staged is bound by its GM -> L1 loads: MTE2 has the largest share.
+        const auto top =
+            std::max_element(cp.cycles.begin(), cp.cycles.end(),
+                             [](const auto &a, const auto &b) { return a.second < b.second; });
+        QCOMPARE(QString::fromStdString(top->first), QString("MTE2"));
+        // The view: C draws it and names the shares; a range's box says its part.
+        TimelineView tv(m_s.get());
+        tv.resize(1200, 320);
+        tv.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&tv));
+        tv.setFocus();
+        QVERIFY(!tv.showCriticalPath());
+        const QImage before = tv.grab().toImage();
+        QTest::keyClick(&tv, Qt::Key_C);
+        QVERIFY(tv.showCriticalPath());
+        QCOMPARE(tv.criticalPath().length(), cp.length());
+        QVERIFY2(tv.criticalPathText().contains("MTE2 "), qPrintable(tv.criticalPathText()));
+        QVERIFY(tv.grab().toImage() != before);
+        if (qEnvironmentVariableIsSet("TESSEL_TIMELINE_PATH_PNG")) { // to look at it
+            m_s->viewState()->zoomTo(0, double(sim().cycles) / 6);
+            tv.setShowAllArrows(true);
+            tv.setSelection(qint64(sim().cycles) / 30, qint64(sim().cycles) / 12);
+            tv.grab().save(qEnvironmentVariable("TESSEL_TIMELINE_PATH_PNG"));
+            tv.setShowAllArrows(false);
+            m_s->viewState()->resetZoom();
+        }
+        tv.setSelection(0, qint64(sim().cycles));
+        QVERIFY2(tv.selectionText().contains(
+                     QString("critical path in range: %1 cycles").arg(cp.length())),
+                 qPrintable(tv.selectionText()));
+        tv.clearSelection();
+        QTest::keyClick(&tv, Qt::Key_C);
+        QVERIFY(!tv.showCriticalPath());
+    }
+
+    void criticalPathOfAHandBuiltTrace() {
+        for (uint64_t latency : {uint64_t(0), uint64_t(10)}) {
+            const HandTrace h = handTrace(latency);
+            const WaitLinks links(h.report, &h.program);
+            const CriticalPath cp = criticalPath(h.report, links, nullptr, m_machine);
+            checkContiguous(cp);
+            QVERIFY(!QTest::currentTestFailed());
+            // A (MTE2, 0 - 100), [latency], mmad (M), C (FIX): B is off the path.
+            QCOMPARE(cp.start(), uint64_t(0));
+            QCOMPARE(cp.end(), 230 + latency);
+            QCOMPARE(cp.cycles.at("MTE2"), 100 + latency);
+            QCOMPARE(cp.cycles.at("M"), uint64_t(80));
+            QCOMPARE(cp.cycles.at("FIX"), uint64_t(50));
+            QCOMPARE(cp.latency, latency);
+            QCOMPARE(cp.unexplained, uint64_t(0));
+            // Events: 0 A, 1 set MTE2 -> M, 2 M's wait, 3 B, 4 mmad, 5 set M -> FIX, 6 FIX's wait,
+            // 7 C, 8 END. mmad starts when its wait was released by the flag MTE2 -> M (fired as
+            // the set_flag ran, or `latency` after A), C when FIX's was; END when C drained.
+            const QString want = latency == 0 ? "Busy 0 - [0, 100)\n"
+                                                "Released 1 pipe [100, 100)\n"
+                                                "Released 2 flag [100, 100)\n"
+                                                "Busy 4 pipe [100, 180)\n"
+                                                "Released 5 pipe [180, 180)\n"
+                                                "Released 6 flag [180, 180)\n"
+                                                "Busy 7 pipe [180, 230)\n"
+                                                "Released 8 barrier [230, 230)"
+                                              : "Busy 0 - [0, 100)\n"
+                                                "Latency 0 latency [100, 110)\n"
+                                                "Released 2 flag [110, 110)\n"
+                                                "Busy 4 pipe [110, 190)\n"
+                                                "Released 5 pipe [190, 190)\n"
+                                                "Released 6 flag [190, 190)\n"
+                                                "Busy 7 pipe [190, 240)\n"
+                                                "Released 8 barrier [240, 240)";
+            QCOMPARE(pathWords(cp), want);
+        }
+        // A start nothing explains (the second load 5 cycles after the set_flag, no replay):
+        // an Unexplained step, then the pipe predecessor.
+        HandTrace h = handTrace(0);
+        h.report.trace[3].start = 106; // B
+        h.report.trace[3].end = 400;
+        h.report.trace[3].stall = tessel::sim::Name("dma_outstanding");
+        const CriticalPath cp =
+            criticalPath(h.report, WaitLinks(h.report, &h.program), nullptr, m_machine);
+        checkContiguous(cp);
+        QCOMPARE(cp.end(), uint64_t(400));
+        QCOMPARE(cp.start(), uint64_t(0));
+        QCOMPARE(cp.unexplained, uint64_t(5));
+        QCOMPARE(cp.cycles.at("MTE2"), uint64_t(400));
+        QCOMPARE(pathWords(cp), QString("Busy 0 - [0, 100)\n"
+                                        "Busy 1 pipe [100, 101)\n"
+                                        "Unexplained 3 pipe [101, 106)\n"
+                                        "Busy 3 unexplained [106, 400)"));
+    }
+
+    void searchWalksTheMmads() {
+        MainWindow w(m_s.get());
+        w.resize(1280, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        TimelineView *tv = w.findChild<TimelineView *>();
+        QVERIFY(tv);
+        m_s->viewState()->resetZoom();
+        tv->setFocus();
+        QVERIFY(!tv->searchField()->isVisible());
+        QTest::keyClick(tv, Qt::Key_F, Qt::ControlModifier);
+        QVERIFY(tv->searchField()->isVisible());
+        QVERIFY(tv->searchField()->hasFocus());
+        // The code view's own find bar stays closed (its Ctrl+F is scoped to it).
+        if (auto *code = w.findChild<QLineEdit *>("codeFind")) {
+            QVERIFY(!code->isVisible());
+        }
+        QTest::keyClicks(tv->searchField(), "mmad");
+        std::vector<int> mmads;
+        for (int i = 0; i < int(sim().trace.size()); ++i) {
+            if (sim().trace[size_t(i)].op == Op::MMAD) {
+                mmads.push_back(i);
+            }
+        }
+        QVERIFY(mmads.size() >= 2);
+        std::stable_sort(mmads.begin(), mmads.end(),
+                         [&](int a, int b) { return sim().trace[a].start < sim().trace[b].start; });
+        QCOMPARE(std::vector<int>(tv->searchMatches().begin(), tv->searchMatches().end()), mmads);
+        QCOMPARE(tv->currentMatch(), -1);
+        auto centred = [&](int i) {
+            const TraceEvent &e = sim().trace[size_t(i)];
+            const auto &z = m_s->viewState()->zoom();
+            return std::abs((z.start + z.end) / 2 - (e.start + e.end) / 2.0) < 1.0 &&
+                   z.end - z.start < double(sim().cycles) / 4;
+        };
+        QTest::keyClick(tv->searchField(), Qt::Key_Return);
+        QCOMPARE(tv->currentMatch(), mmads[0]);
+        QVERIFY(centred(mmads[0]));
+        QTest::keyClick(tv->searchField(), Qt::Key_Return);
+        QCOMPARE(tv->currentMatch(), mmads[1]);
+        QVERIFY(centred(mmads[1]));
+        QCOMPARE(tv->focusEvent(), mmads[1]);
+        QTest::keyClick(tv->searchField(), Qt::Key_Return, Qt::ShiftModifier);
+        QCOMPARE(tv->currentMatch(), mmads[0]);
+        QTest::keyClick(tv->searchField(), Qt::Key_Return, Qt::ShiftModifier);
+        QCOMPARE(tv->currentMatch(), mmads.back()); // wraps
+        // Something that matches nothing; then Esc closes it (not the window's Cancel).
+        tv->searchField()->setText("no-such-op");
+        QVERIFY(tv->searchMatches().isEmpty());
+        QTest::keyClick(tv->searchField(), Qt::Key_Escape);
+        QVERIFY(!tv->searchField()->isVisible());
+        QVERIFY(tv->searchMatches().isEmpty());
         m_s->viewState()->resetZoom();
     }
 
