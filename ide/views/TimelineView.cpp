@@ -544,6 +544,9 @@ void TimelineView::forgetRun() {
     m_summaryOf = nullptr;
     m_path.reset();
     m_haystack.clear();
+    m_waits.clear();
+    m_waitsOf.clear();
+    m_linksIndexed = false;
     m_focusEvent = m_hoverEvent = -1;
     if (m_searchBar && m_searchBar->isVisible()) {
         updateMatches();
@@ -848,6 +851,21 @@ QVector<FlowArrow> TimelineView::arrows() const {
         return out;
     }
     const WaitLinks &links = waitLinks();
+    if (!m_linksIndexed) {
+        m_linksIndexed = true;
+        for (const auto &kv : links.all()) {
+            m_waits.push_back(kv.first);
+        }
+        std::sort(m_waits.begin(), m_waits.end());
+        for (size_t w : m_waits) {
+            const WaitLinks::Link &l = links.all().at(w);
+            for (int64_t from : {l.setEvent, l.lastEvent}) {
+                if (from >= 0) {
+                    m_waitsOf[int(from)].append(int(w));
+                }
+            }
+        }
+    }
     const TimeAxis ax = axis();
     auto make = [&](int wait, const WaitLinks::Link &l) {
         const bool flag = l.setEvent >= 0;
@@ -870,12 +888,7 @@ QVector<FlowArrow> TimelineView::arrows() const {
         out.append(f);
     };
     if (m_allArrows) {
-        std::vector<size_t> waits;
-        for (const auto &kv : links.all()) {
-            waits.push_back(kv.first);
-        }
-        std::sort(waits.begin(), waits.end());
-        for (size_t w : waits) {
+        for (size_t w : m_waits) {
             const WaitLinks::Link &l = links.all().at(w);
             const int from = l.setEvent >= 0 ? int(l.setEvent) : int(l.lastEvent);
             if (from < 0) {
@@ -899,10 +912,8 @@ QVector<FlowArrow> TimelineView::arrows() const {
     }
     // f released waits (a set_flag), or was the producer before a set_flag / a barrier's last
     // drained event.
-    for (const auto &[w, l] : links.all()) {
-        if (l.setEvent == f || l.lastEvent == f) {
-            make(int(w), l);
-        }
+    for (int w : m_waitsOf.value(f)) {
+        make(w, *links.of(size_t(w)));
     }
     std::sort(out.begin(), out.end(), [](const FlowArrow &a, const FlowArrow &b) {
         return a.to != b.to ? a.to < b.to : a.from < b.from;

@@ -22,6 +22,8 @@
 #include "ide/core/Geometry.h"
 #include "ide/core/TimeRange.h"
 
+#include <QHash>
+#include <QVector>
 #include <QWidget>
 
 #include <memory>
@@ -166,6 +168,10 @@ private:
     mutable QPair<qint64, qint64> m_summaryRange{0, 0};
     mutable RangeSummary m_summary;
     mutable std::unique_ptr<CriticalPath> m_path;
+    // The waits in trace order, and per event the waits it released or preceded (once per run).
+    mutable std::vector<size_t> m_waits;
+    mutable QHash<int, QVector<int>> m_waitsOf;
+    mutable bool m_linksIndexed = false;
     mutable QVector<QString> m_haystack; // per event: what the search looks in (lower case)
     int m_focusEvent = -1, m_hoverEvent = -1;
     bool m_allArrows = false, m_showPath = false;

@@ -7,6 +7,7 @@
 #include "ide/core/Session.h"
 #include "ide/core/TimeRange.h"
 #include "ide/views/MainWindow.h"
+#include "ide/views/TextViews.h"
 #include "ide/views/TimelineView.h"
 
 #include <QFile>
@@ -729,6 +730,20 @@ private Q_SLOTS:
         QTest::keyClick(tv->searchField(), Qt::Key_Escape);
         QVERIFY(!tv->searchField()->isVisible());
         QVERIFY(tv->searchMatches().isEmpty());
+        // With the focus in the code view, Ctrl+F is the code view's.
+        auto *code = w.findChild<QLineEdit *>("codeFind");
+        QVERIFY(code);
+        CodeView *text = nullptr;
+        for (CodeView *v : w.findChildren<CodeView *>()) {
+            text = text ? text : v->isVisible() ? v : nullptr;
+        }
+        QVERIFY(text);
+        {
+            text->setFocus();
+            QTest::keyClick(text, Qt::Key_F, Qt::ControlModifier);
+            QVERIFY(code->isVisible());
+            QVERIFY(!tv->searchField()->isVisible());
+        }
         m_s->viewState()->resetZoom();
     }
 
