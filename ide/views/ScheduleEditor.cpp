@@ -154,6 +154,8 @@ ScheduleEditor::ScheduleEditor(Session *session, QWidget *parent) : QWidget(pare
     m_json->setFont(QFont(QStringLiteral("monospace"), 9));
     m_json->setLineWrapMode(QPlainTextEdit::NoWrap);
     tabs->addTab(m_json, tr("JSON"));
+    m_json->setUndoRedoEnabled(false); // Ctrl+Z here is the schedule's undo (eventFilter)
+    m_json->installEventFilter(this);
     layout->addWidget(tabs);
 
     m_jsonTimer = new QTimer(this);
@@ -198,6 +200,21 @@ bool ScheduleEditor::removeSelected() {
 }
 
 bool ScheduleEditor::eventFilter(QObject *watched, QEvent *event) {
+    // In the JSON tab Ctrl+Z / Ctrl+Y (Ctrl+Shift+Z) are the schedule's undo and redo, as
+    // everywhere in the window, not the text's: text typed and not yet applied is applied
+    // first (one undo step), then the window's action undoes it or an earlier edit.
+    if (watched == m_json && event->type() == QEvent::ShortcutOverride) {
+        auto *key = static_cast<QKeyEvent *>(event);
+        const bool ctrlY = key->key() == Qt::Key_Y && key->modifiers() == Qt::ControlModifier;
+        if (key->matches(QKeySequence::Undo) || key->matches(QKeySequence::Redo) || ctrlY) {
+            if (m_jsonTimer->isActive()) {
+                m_jsonTimer->stop();
+                applyJson();
+            }
+            event->ignore(); // not the editor's: the window's shortcut takes it
+            return true;
+        }
+    }
     // Only keys sent to the table itself: a cell editor (which has the focus while editing)
     // keeps its Delete and Backspace.
     if (watched == m_table && event->type() == QEvent::KeyPress && m_table->hasFocus()) {

@@ -32,6 +32,7 @@ public:
     bool addDirective();
     QTableView *argumentTable() const { return m_args; }
     QComboBox *kindBox() const { return m_kind; }
+    QPlainTextEdit *jsonEditor() const { return m_json; }
 
 protected:
     bool eventFilter(QObject *watched, QEvent *event) override;

@@ -24,6 +24,9 @@
 #include <QTemporaryDir>
 #include <QToolBar>
 #include <QToolButton>
+#include <QPlainTextEdit>
+#include <QTabWidget>
+#include <QTextCursor>
 #include <QtTest>
 
 using namespace tessel::ide;
@@ -217,6 +220,49 @@ private Q_SLOTS:
         table->setFocus();
         QTest::keyClick(table, Qt::Key_Tab);
         QVERIFY(!table->hasFocus());
+    }
+
+    // Ctrl+Z in the JSON tab undoes the schedule edit (it used to undo only the text, leaving
+    // the schedule as typed); typed text not yet applied is applied first, then undone.
+    void ctrlZInTheJsonTabUndoesTheSchedule() {
+        auto *editor = m_w->findChild<ScheduleEditor *>();
+        QVERIFY(editor);
+        QPlainTextEdit *json = editor->jsonEditor();
+        QVERIFY(json);
+        auto *tabs = qobject_cast<QTabWidget *>(json->parentWidget()->parentWidget());
+        QVERIFY(tabs);
+        tabs->setCurrentWidget(json);
+        const tessel::ScheduleSpec before = m_s->schedule()->spec();
+        const int index = m_s->undoStack()->index();
+        QString text = json->toPlainText();
+        const int at = int(text.indexOf("\"k_chunks\""));
+        QVERIFY(at >= 0);
+        const int factor = int(text.indexOf("\"factor\": ", at));
+        QVERIFY(factor > at);
+        json->setFocus();
+        QTextCursor c = json->textCursor();
+        c.setPosition(factor + int(QString("\"factor\": ").size()));
+        json->setTextCursor(c);
+        QTest::keyClicks(json, "1"); // 64 -> 164 (typed, not yet applied: the 500 ms timer)
+        QVERIFY(json->toPlainText().contains("\"factor\": 164"));
+        QTest::keyClick(json, Qt::Key_Z, Qt::ControlModifier);
+        QCOMPARE(m_s->schedule()->spec(), before); // applied (one step), then undone
+        QCOMPARE(m_s->undoStack()->index(), index);
+        QVERIFY(!json->toPlainText().contains("\"factor\": 164")); // the text follows the schedule
+        QTest::keyClick(json, Qt::Key_Y, Qt::ControlModifier);
+        QVERIFY(m_s->schedule()->spec() != before);
+        QVERIFY(json->toPlainText().contains("\"factor\": 164"));
+        m_s->undoStack()->undo();
+        QCOMPARE(m_s->schedule()->spec(), before);
+        // Applied already (the timer fired): Ctrl+Z undoes that schedule edit at once.
+        c = json->textCursor();
+        c.setPosition(int(json->toPlainText().indexOf("\"factor\": ", at)) + int(QString("\"factor\": ").size()));
+        json->setTextCursor(c);
+        QTest::keyClicks(json, "1");
+        QTRY_VERIFY(m_s->schedule()->spec() != before);
+        QTest::keyClick(json, Qt::Key_Z, Qt::ControlModifier);
+        QCOMPARE(m_s->schedule()->spec(), before);
+        tabs->setCurrentIndex(0);
     }
 
     void toolbarTextsStayWhileTooltipsFollow() {
