@@ -29,6 +29,10 @@ TraceMachine TraceMachine::of(const tessel::ArchSpec &arch) {
     }
     m.matrixPipe = arch.matrix.pipe;
     m.vectorPipe = arch.vector.pipe;
+    for (const auto &e : arch.engines) {
+        m.engineLatency[e.name] = uint64_t(std::max(0, e.latency));
+    }
+    m.l2Latency = uint64_t(std::max(0, arch.chip.l2_latency));
     return m;
 }
 
@@ -702,6 +706,15 @@ private:
             via("front end");
             return {State::OnScalar, -1, e.core, e.start};
         }
+        if (e.op == Op::DMA && e.stall == "dma_outstanding") {
+            const int64_t d = slotFreedBy(i);
+            if (d >= 0) { // an earlier transfer became visible: its slot freed
+                via("dma slot");
+                add(PathStep::Kind::Latency, d, e.core, e.pipe.str(), t_[size_t(d)].end, e.start);
+                via("latency");
+                return {State::AtEnd, d, e.core, t_[size_t(d)].end};
+            }
+        }
         // Nothing traced matches: [ready, start) is unexplained (see the header).
         const uint64_t pe = p >= 0 ? t_[size_t(p)].end : 0;
         const bool queueLater = q != UINT64_MAX && (p < 0 || q > pe);
@@ -714,6 +727,34 @@ private:
         via(queueLater ? "front end" : "pipe");
         return queueLater ? State{State::OnScalar, -1, e.core, q}
                           : State{State::AtEnd, p, e.core, pe};
+    }
+
+    /** The earlier DMA of i's pipe whose end + latency (its engine's, or L2's) is i's start. */
+    int64_t slotFreedBy(size_t i) const {
+        const TraceEvent &e = t_[i];
+        uint64_t most = m_.l2Latency;
+        for (const auto &kv : m_.engineLatency) {
+            most = std::max(most, kv.second);
+        }
+        int steps = 0;
+        for (int64_t k = prev_[i]; k >= 0 && steps < 256; k = prev_[size_t(k)], ++steps) {
+            const TraceEvent &d = t_[size_t(k)];
+            if (d.op != Op::DMA) {
+                continue;
+            }
+            if (d.end + most < e.start) {
+                break; // a pipe's transfers end in order: the earlier ones became visible earlier
+            }
+            auto it = m_.engineLatency.find(m_.engineOf(d.pipe.str(), d.src.str(), d.dst.str()));
+            if (it == m_.engineLatency.end()) {
+                continue;
+            }
+            if (d.end + it->second == e.start ||
+                (m_.l2Latency > 0 && d.end + std::min(it->second, m_.l2Latency) == e.start)) {
+                return k;
+            }
+        }
+        return -1;
     }
 
     /** Wait event i (it waited) was released at cycle r: follow its flag or its drain. */

@@ -67,6 +67,10 @@ struct TraceMachine {
     std::map<std::string, int> queueDepth; // pipe -> instructions its queue holds (32 when absent)
     std::vector<std::string> enginePipe;   // per engine index: its pipe
     std::string matrixPipe = "M", vectorPipe = "V";
+    /** Per engine: cycles after a transfer's end until its data is visible (and its outstanding
+     * slot frees); l2Latency: the shorter one of a transfer that hits L2 (0: no L2). */
+    std::map<std::string, uint64_t> engineLatency;
+    uint64_t l2Latency = 0;
     /** The pipe an instruction queues on (as the simulator's pipe_of_instr; "" when unknown). */
     std::string pipeOf(const tessel::isa::Instr &in) const;
     static TraceMachine of(const tessel::ArchSpec &arch);
@@ -200,8 +204,9 @@ struct PathStep {
     std::string pipe;
     uint64_t start = 0, end = 0;
     /** What matched this step's start, i.e. how the step before it led here: "pipe", "flag",
-     * "barrier", "front end" (issued then), "queue room" (the front end's full-queue wait ended
-     * when this event left its queue), "latency", "unexplained"; "" for the first step. */
+     * "barrier", "front end" (issued then), "dma slot", "queue room" (the front end's full-queue
+     * wait ended when this event left its queue), "latency", "unexplained"; "" for the first step.
+     */
     std::string via;
 };
 
@@ -231,9 +236,13 @@ struct CriticalPath {
  *     pipes (WaitLinks::lastEvent), again with a Latency gap when it ended earlier;
  *  3. front end: the event was issued (FrontEnd::queuedAt) at that cycle, so the path goes on
  *     in the scalar front end's own timeline (traced scalar events and the replayed issue spans;
- *     a full-queue wait there goes to the event whose leaving the queue made room).
- * When none matches (a DMA held back by its engine's max_outstanding transfers in flight, whose
- * freeing depends on latencies the trace does not record; a scalar gap without the replay), the
+ *     a full-queue wait there goes to the event whose leaving the queue made room);
+ *  4. dma slot: a DMA that waited for a free outstanding slot ("dma_outstanding") starts when
+ *     an earlier DMA of its pipe became visible: that DMA's end + its engine's latency
+ *     (TraceMachine::engineLatency, or the L2 latency: the trace does not say which transfers
+ *     hit L2, both are tried) equals the start; the gap is a Latency step on the pipe.
+ * When none matches (a DMA slot no earlier transfer's latency explains; a scalar gap without the
+ * replay), the
  * walk does not stop: it records [ready, start) as an Unexplained step on the event's pipe,
  * ready being the later of the pipe predecessor's end and the queue time, and follows that
  * (the pipe predecessor, or the front end when the queue time is later). It stops at cycle 0,

@@ -108,7 +108,9 @@ TimelineView::TimelineView(Session *session, QWidget *parent)
     connect(session, &Session::predictionChanged, this, repaint);
     m_fit = new QToolButton(this);
     m_fit->setText(tr("fit"));
-    m_fit->setToolTip(tr("Zoom to fit the whole run (F)"));
+    m_fit->setToolTip(
+        tr("Zoom to fit the whole run (F)\nA: every flag arrow, C: the critical path, "
+           "Ctrl+F: find events"));
     m_fit->setAutoRaise(true);
     m_fit->setFocusPolicy(Qt::NoFocus);
     m_fit->setGeometry(int(kLabelWidth) - 32, 0, 28, int(kRuler) - 1);

@@ -358,6 +358,22 @@ private Q_SLOTS:
         checkWholeRun(*run.sim, fe, m, pipes, edges);
         QVERIFY(!QTest::currentTestFailed());
         QVERIFY(schedule.isEmpty() ? pipes >= 1 : pipes >= 3 && edges >= 2);
+        // The critical path: contiguous from cycle 0 to the last event's end.
+        const CriticalPath cp = criticalPath(*run.sim, WaitLinks(*run.sim, &c.program), &fe, m);
+        checkContiguous(cp);
+        QVERIFY(!QTest::currentTestFailed());
+        uint64_t last = 0;
+        for (const auto &e : run.sim->trace) {
+            last = std::max(last, e.end);
+        }
+        QCOMPARE(cp.end(), last);
+        QVERIFY2(cp.start() <= 2, qPrintable(QString::fromStdString(cp.describe())));
+        // On these runs every start is matched by a constraint (auto-int8's DMAs wait for
+        // outstanding slots: matched by the latency of the transfer that freed one).
+        QVERIFY2(cp.unexplained == 0, qPrintable(QString::fromStdString(cp.describe())));
+        if (qEnvironmentVariableIsSet("TESSEL_TIMELINE_SAY")) {
+            qInfo("%s", cp.describe().c_str());
+        }
         if (cores > 1) {
             QCOMPARE(run.sim->cores, cores);
             QCOMPARE(pipes, size_t(cores) * (pipes / size_t(cores))); // every core's pipes
@@ -663,8 +679,13 @@ private Q_SLOTS:
         h.report.trace[3].start = 106; // B
         h.report.trace[3].end = 400;
         h.report.trace[3].stall = tessel::sim::Name("dma_outstanding");
+        TraceMachine noLatency = m_machine;
+        for (auto &kv : noLatency.engineLatency) {
+            kv.second = 0;
+        }
+        noLatency.l2Latency = 0;
         const CriticalPath cp =
-            criticalPath(h.report, WaitLinks(h.report, &h.program), nullptr, m_machine);
+            criticalPath(h.report, WaitLinks(h.report, &h.program), nullptr, noLatency);
         checkContiguous(cp);
         QCOMPARE(cp.end(), uint64_t(400));
         QCOMPARE(cp.start(), uint64_t(0));
@@ -674,6 +695,19 @@ private Q_SLOTS:
                                         "Busy 1 pipe [100, 101)\n"
                                         "Unexplained 3 pipe [101, 106)\n"
                                         "Busy 3 unexplained [106, 400)"));
+        // With a 6-cycle latency on the GM -> L1 engine, A's slot freed at 106: B waited for it.
+        TraceMachine six = noLatency;
+        const std::string engine = six.engineOf("MTE2", "GM", "L1");
+        QVERIFY(!engine.empty());
+        six.engineLatency[engine] = 6;
+        const CriticalPath slot =
+            criticalPath(h.report, WaitLinks(h.report, &h.program), nullptr, six);
+        checkContiguous(slot);
+        QCOMPARE(pathWords(slot), QString("Busy 0 - [0, 100)\n"
+                                          "Latency 0 latency [100, 106)\n"
+                                          "Busy 3 dma slot [106, 400)"));
+        QCOMPARE(slot.unexplained, uint64_t(0));
+        QCOMPARE(slot.latency, uint64_t(6));
     }
 
     void searchWalksTheMmads() {
