@@ -535,10 +535,19 @@ private Q_SLOTS:
             QCOMPARE(b[0].p1.x(), xOf(tv, double(be.end - m_machine.issueCycles)));
             QCOMPARE(b[0].p1.y(), tv.laneOf(int(model().pipes().indexOf("S"))).center().y());
         }
-        // A: every link (the whole run in view), drawn.
+        // Hovering the wait (zoomed onto it) draws its arrow too.
         tv.setFocusEvent(-1);
         tv.show();
         QVERIFY(QTest::qWaitForWindowExposed(&tv));
+        m_s->viewState()->zoomTo(double(w.start), double(w.end));
+        QTest::mouseMove(&tv, QPoint(int(xOf(tv, (w.start + w.end) / 2.0)),
+                                     int(tv.laneOf(waitRow).center().y())));
+        QTRY_VERIFY(!tv.arrows().isEmpty());
+        QCOMPARE(tv.arrows()[0].to, wait);
+        QTest::mouseMove(&tv, QPoint(2, 2)); // off the lanes: nothing hovered
+        QTRY_VERIFY(tv.arrows().isEmpty());
+        m_s->viewState()->resetZoom();
+        // A: every link (the whole run in view), drawn.
         tv.setFocus();
         QTest::keyClick(&tv, Qt::Key_A);
         QVERIFY(tv.showAllArrows());
