@@ -107,6 +107,64 @@ std::string compare(const std::string &name, const FileTensor &got, const FileTe
 
 } // namespace
 
+std::vector<ModelKernel> list_model_kernels(const std::string &path, const ModelCompileOptions &o) {
+    const CompiledModel model = compile_model(path, o);
+    const Graph &g = model.graph;
+    std::vector<ModelKernel> out;
+    std::map<std::string, FileTensor> zeros; // data tensors as zeros of their shapes
+    auto value_of = [&](const std::string &name) -> const FileTensor * {
+        const GraphTensor &t = g.tensor(name);
+        if (t.value) {
+            return &*t.value;
+        }
+        auto it = zeros.find(name);
+        if (it == zeros.end()) {
+            FileTensor z;
+            z.name = name;
+            z.type = t.type;
+            z.dims = t.dims;
+            z.data.assign(size_t(z.elements()) * size_t(elem_bytes(t.type)), 0);
+            it = zeros.emplace(name, std::move(z)).first;
+        }
+        return &it->second;
+    };
+    for (const GraphNode &n : g.nodes) {
+        if (n.view) {
+            continue;
+        }
+        std::vector<const FileTensor *> inputs;
+        for (const std::string &in : n.inputs) {
+            inputs.push_back(in.empty() ? nullptr : value_of(in));
+        }
+        const OnnxMapping m = map_onnx_node(onnx_node_of(n), g.opset, inputs);
+        ModelKernel k;
+        k.node = n.name;
+        k.op = n.op_type;
+        k.group = n.group;
+        k.shape = shape_text(g.tensor(n.outputs[0]).dims);
+        if (!m.skip.empty()) {
+            k.params_text = m.skip;
+            out.push_back(k);
+            continue;
+        }
+        std::vector<const OnnxMapping *> kernels;
+        if (!m.generator.empty()) {
+            kernels.push_back(&m);
+        }
+        for (const OnnxMapping &more : m.more) {
+            kernels.push_back(&more);
+        }
+        for (const OnnxMapping *km : kernels) {
+            ModelKernel e = k;
+            e.generator = km->generator;
+            e.params = km->params;
+            e.params_text = params_of(km->params);
+            out.push_back(e);
+        }
+    }
+    return out;
+}
+
 ModelRunResult run_model(const std::string &path, const ModelRunOptions &o, const std::function<void(const LayerRun &)> &each,
                          const std::function<void(const std::string &)> &dump) {
     ModelRunResult r;

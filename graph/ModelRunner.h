@@ -15,6 +15,7 @@
 #include "graph/ModelCompiler.h"
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,6 +60,23 @@ struct ModelRunResult {
 ModelRunResult run_model(const std::string &path, const ModelRunOptions &o,
                          const std::function<void(const LayerRun &)> &each = {},
                          const std::function<void(const std::string &)> &dump = {});
+
+/** One kernel of a compiled model, without running it: what `tessel model run` would compile
+ * for that node (its generator and parameters; a node of several kernels lists each). */
+struct ModelKernel {
+    std::string node, op;
+    int group = -1;
+    std::string generator;
+    std::map<std::string, std::string> params;
+    std::string params_text;   // K=V,...
+    std::string shape;         // the node's output shape
+};
+
+/** The kernels of the model at `path` after the model compiler's passes, in graph order
+ * (views and host-computed nodes have none). A node that no generator computes is listed
+ * with generator "" and the reason in params_text. The data inputs are taken as zeros of
+ * their shapes: a mapping depends on shapes and constants, not on the data. */
+std::vector<ModelKernel> list_model_kernels(const std::string &path, const ModelCompileOptions &o);
 
 /** The per-layer table: node, op, group, shape, cycles, physical limit, efficiency, binding. */
 std::string format_layer_table(const ModelRunResult &r);

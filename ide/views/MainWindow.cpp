@@ -5,6 +5,7 @@
 #include "ide/core/Session.h"
 #include "ide/views/BaselineView.h"
 #include "ide/views/HistoryView.h"
+#include "ide/views/ModelDialog.h"
 #include "ide/views/LifetimeView.h"
 #include "ide/views/MetricsView.h"
 #include "ide/views/ScheduleEditor.h"
@@ -14,6 +15,7 @@
 #include "ide/views/TuneDialog.h"
 
 #include <QAction>
+#include <QApplication>
 #include <QFileDialog>
 #include <QFutureWatcher>
 #include <QMessageBox>
@@ -367,6 +369,9 @@ void MainWindow::buildFileMenu() {
     m_openProblem = file->addAction(tr("Open &problem..."), this, &MainWindow::openProblemDialog);
     m_openProblem->setObjectName(QStringLiteral("openProblem"));
     m_openProblem->setToolTip(tr("Switch generator, parameters or arch"));
+    QAction *openModelAction = file->addAction(tr("Open &model..."), this, &MainWindow::openModelDialog);
+    openModelAction->setObjectName(QStringLiteral("openModel"));
+    openModelAction->setToolTip(tr("An ONNX model's kernels after the model compiler's passes: open one to tune it"));
     file->addSeparator();
     m_quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     m_quit->setObjectName(QStringLiteral("quit"));
@@ -473,6 +478,64 @@ bool MainWindow::openProblem(const QString &generator, const QString &params, co
         return false;
     }
     updateStatus();
+    return true;
+}
+
+void MainWindow::openModelDialog() {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open model"), QString(), tr("ONNX models (*.onnx)"));
+    if (!path.isEmpty()) {
+        openModel(path);
+    }
+}
+
+bool MainWindow::openModel(const QString &path, int pick, QString *error) {
+    std::vector<tessel::graph::ModelKernel> kernels;
+    try {
+        tessel::graph::ModelCompileOptions o;
+        o.arch = m_session->archName().toStdString();
+        QApplication::setOverrideCursor(Qt::WaitCursor);
+        kernels = tessel::graph::list_model_kernels(path.toStdString(), o);
+        QApplication::restoreOverrideCursor();
+    } catch (const std::exception &e) {
+        QApplication::restoreOverrideCursor();
+        const QString why = QString::fromStdString(e.what());
+        showError(tr("Open model"), tr("The model was not opened:\n%1").arg(why));
+        if (error) {
+            *error = why;
+        }
+        return false;
+    }
+    int chosen = pick;
+    if (chosen < 0) {
+        ModelDialog dialog(QFileInfo(path).fileName(), kernels, this);
+        if (dialog.exec() != QDialog::Accepted || dialog.chosen() < 0) {
+            return false;
+        }
+        chosen = dialog.chosen();
+    }
+    if (chosen >= int(kernels.size()) || kernels[size_t(chosen)].generator.empty()) {
+        if (error) {
+            *error = QStringLiteral("kernel %1 is not one the NPU computes").arg(chosen);
+        }
+        return false;
+    }
+    const auto &k = kernels[size_t(chosen)];
+    if (!openProblem(QString::fromStdString(k.generator), QString::fromStdString(k.params_text), m_session->archName(),
+                     error)) {
+        return false;
+    }
+    // A model's kernel has no hand schedule: start from the automatic scheduler's.
+    QString summary, why;
+    if (!m_session->applyAutoSchedule(&summary, &why)) {
+        statusBar()->showMessage(tr("%1: node %2 opened; no auto schedule (%3)")
+                                     .arg(QFileInfo(path).fileName(), QString::fromStdString(k.node), why),
+                                 15000);
+        return true;
+    }
+    statusBar()->showMessage(tr("%1: node %2 (%3) opened with the auto schedule")
+                                 .arg(QFileInfo(path).fileName(), QString::fromStdString(k.node),
+                                      QString::fromStdString(k.op)),
+                             15000);
     return true;
 }
 

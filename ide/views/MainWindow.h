@@ -66,6 +66,11 @@ public:
     /** File > Open problem: checks everything first, then Session::open (the schedule is kept
      * for the same generator, else empty). A bad value keeps the open problem. */
     bool openProblem(const QString &generator, const QString &params, const QString &arch, QString *error = nullptr);
+    /** File > Open model: the kernels of the ONNX model at `path` (after the model compiler's
+     * passes, on the open arch) in a dialog; the one chosen becomes the problem, with the
+     * automatic scheduler's schedule. `pick` >= 0 chooses that kernel without the dialog
+     * (scripts, tests). A model that does not load opens a message naming what is wrong. */
+    bool openModel(const QString &path, int pick = -1, QString *error = nullptr);
 
     /** Window geometry, toolbar/dock state and the splitters (QSettings group "mainWindow"). */
     void saveLayout(QSettings &settings) const;
@@ -84,6 +89,7 @@ private:
     bool saveSchedule();
     bool saveScheduleAs();
     void openProblemDialog();
+    void openModelDialog();
     /** `path` becomes the file Save writes to and the newest recent schedule. */
     void setScheduleFile(const QString &path);
     void updateRecentMenu();
