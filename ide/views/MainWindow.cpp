@@ -610,7 +610,7 @@ void MainWindow::exportLibrary() {
             QMessageBox::warning(this, tr("Export failed"), r.message);
         }
     });
-    watcher->setFuture(QtConcurrent::run([req, dir, name] { return tessel::ide::exportLibrary(req, dir, name); }));
+    watcher->setFuture(QtConcurrent::run(workerPool(), [req, dir, name] { return tessel::ide::exportLibrary(req, dir, name); }));
 }
 
 void MainWindow::updateStatus() {
