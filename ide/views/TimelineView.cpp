@@ -425,12 +425,27 @@ void TimelineView::paintEvent(QPaintEvent *) {
     // Ruler with cycle ticks.
     p.setPen(QColor(90, 90, 90));
     double step = tickStep(ax.t1 - ax.t0, int(area.width() / 90));
+    // A label right of its tick, or left of it where it would leave the widget ("10000" cut to
+    // "1000" at the right edge); one that would overlap the previous label is left out.
+    m_rulerLabels.clear();
+    const QFontMetricsF rfm(p.font());
+    const QString unit = tr("cycles");
+    double lastRight = 4 + rfm.horizontalAdvance(unit) + 4;
     for (double t = std::ceil(ax.t0 / step) * step; t <= ax.t1; t += step) {
         double x = ax.mapTimeToX(t);
         p.drawLine(QPointF(x, kRuler - 5), QPointF(x, kRuler));
-        p.drawText(QPointF(x + 2, kRuler - 7), QString::number(qint64(t)));
+        const QString text = QString::number(qint64(t));
+        const double w = rfm.horizontalAdvance(text);
+        double left = x + 2 > width() - 2 - w ? x - 2 - w : x + 2;
+        if (left < lastRight) {
+            continue;
+        }
+        const QRectF r(left, kRuler - 7 - rfm.ascent(), w, rfm.height());
+        p.drawText(QPointF(left, kRuler - 7), text);
+        m_rulerLabels.append({r, text});
+        lastRight = left + w + 4;
     }
-    p.drawText(QPointF(4, kRuler - 7), tr("cycles"));
+    p.drawText(QPointF(4, kRuler - 7), unit);
     const QString selected = m_session->viewState()->selectedDirective();
     p.setClipRect(QRectF(0, kRuler, width(), height()));
     const int rows = rowCount();

@@ -61,6 +61,8 @@ class TimelineView : public QWidget {
 public:
     explicit TimelineView(Session *session, QWidget *parent = nullptr);
     ~TimelineView() override;
+    /** The cycle labels the last paint drew on the ruler (where, and the number). */
+    const QVector<QPair<QRectF, QString>> &rulerLabels() const { return m_rulerLabels; }
     QSize sizeHint() const override { return {900, 260}; }
     /** The event under a point (index into the trace), or -1. */
     int eventAt(const QPointF &p) const;
@@ -180,6 +182,7 @@ private:
     QLabel *m_searchStatus = nullptr;
     QVector<int> m_matches;
     int m_match = -1; // index into m_matches
+    QVector<QPair<QRectF, QString>> m_rulerLabels;
 };
 
 } // namespace tessel::ide

@@ -7,6 +7,7 @@
 #include "ide/core/Session.h"
 #include "ide/views/LifetimeView.h"
 #include "ide/views/TilingView.h"
+#include "ide/views/TimelineView.h"
 
 #include <QHelpEvent>
 #include <QToolTip>
@@ -111,6 +112,39 @@ private Q_SLOTS:
         for (const auto &c : view.captions()) {
             QCOMPARE(c.shown, c.text);
         }
+    }
+
+    // The timeline's ruler: no cycle label leaves the widget ("10000" read "1000" at the right
+    // edge), at any width.
+    void rulerLabelsStayInside() {
+        Session s;
+        s.setAutosavePath(QString());
+        s.service()->setDebounceMs(10);
+        QString error;
+        const auto spec = tessel::load_schedule(std::string(TESSEL_SOURCE_DIR) +
+                                                "/samples/gemm/schedules/tiled_staged.json");
+        QVERIFY(s.open("gemm", {{"M", "128"}, {"N", "128"}, {"K", "128"}}, "ascend-like", spec,
+                       &error));
+        QTRY_VERIFY_WITH_TIMEOUT(!s.service()->isBusy() && s.lastRun() && s.lastRun()->sim, 60000);
+        TimelineView view(&s);
+        int checked = 0;
+        for (int w = 300; w <= 1300; w += 37) {
+            view.resize(w, 200);
+            (void)view.grab();
+            QVERIFY(!view.rulerLabels().isEmpty());
+            double lastRight = -1;
+            for (const auto &[r, text] : view.rulerLabels()) {
+                QVERIFY2(r.left() >= 0 && r.right() <= w, qPrintable(QString("%1 at %2..%3 of %4")
+                                                                         .arg(text)
+                                                                         .arg(r.left())
+                                                                         .arg(r.right())
+                                                                         .arg(w)));
+                QVERIFY(r.left() > lastRight); // no overlap
+                lastRight = r.right();
+                checked++;
+            }
+        }
+        QVERIFY(checked > 50);
     }
 };
 
