@@ -232,11 +232,28 @@ void MetricsView::rebuildChart() {
         s->attachAxis(ax);
         s->attachAxis(ay);
     }
+    // Each label at its roof's end; labels on the same side that would overlap are moved apart
+    // (the lower one further down), so close roofs (L2 write beside L0C->GM) stay readable.
     auto place = [chart, labels, schedule] {
+        std::vector<std::pair<QRectF, QGraphicsSimpleTextItem *>> at[2];
         for (const auto &l : *labels) {
             const QPointF p = chart->mapToPosition(l.at, schedule);
             const QRectF b = l.item->boundingRect();
-            l.item->setPos(l.right ? p.x() - b.width() - 2 : p.x() + 2, p.y() - b.height() - 1);
+            at[l.right ? 1 : 0].push_back(
+                {QRectF(QPointF(l.right ? p.x() - b.width() - 2 : p.x() + 2, p.y() - b.height() - 1), b.size()),
+                 l.item});
+        }
+        for (auto &side : at) {
+            std::sort(side.begin(), side.end(),
+                      [](const auto &a, const auto &b) { return a.first.top() < b.first.top(); });
+            double bottom = -1e9;
+            for (auto &[r, item] : side) {
+                if (r.top() < bottom) {
+                    r.moveTop(bottom);
+                }
+                bottom = r.bottom();
+                item->setPos(r.topLeft());
+            }
         }
     };
     connect(chart, &QChart::plotAreaChanged, chart, place);

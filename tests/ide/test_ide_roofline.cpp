@@ -11,6 +11,7 @@
 
 #include <QChart>
 #include <QChartView>
+#include <QGraphicsSimpleTextItem>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -194,6 +195,22 @@ class TestRoofline : public QObject {
             QVERIFY(achieved <= roof.value("peak").toDouble() * (1 + 1e-9));
         }
         QVERIFY(chart->title().contains(rl.value("binding").toString()));
+        // The roofs' labels do not overlap one another (close roofs were drawn on top of each other).
+        view.resize(430, 420); // about the dock at 1280x800
+        view.show();
+        QTest::qWait(50);
+        QList<QRectF> labelRects;
+        for (auto *item : chart->childItems()) {
+            if (auto *t = dynamic_cast<QGraphicsSimpleTextItem *>(item)) {
+                labelRects << t->sceneBoundingRect();
+            }
+        }
+        QVERIFY(labelRects.size() >= 3);
+        for (int a = 0; a < labelRects.size(); ++a) {
+            for (int b = a + 1; b < labelRects.size(); ++b) {
+                QVERIFY2(!labelRects[a].intersects(labelRects[b]), "two roof labels overlap");
+            }
+        }
         for (auto *series : chart->series()) {
             if (seriesNames) {
                 *seriesNames << series->objectName();
