@@ -125,8 +125,6 @@ MainWindow::MainWindow(Session *session, QWidget *parent) : QMainWindow(parent),
     auto *middle = new QSplitter(Qt::Vertical);
     middle->setObjectName(QStringLiteral("middleSplitter"));
     QWidget *timelineBox = titled(tr("DMA / pipe timeline (wheel: zoom, drag: pan)"), timelinePane);
-    timelineBox->setToolTip(tr("Wheel: zoom, drag: pan, Shift+drag: select a range (per-pipe busy/stall, bytes per edge), "
-                               "Esc or a click: clear it, F: fit the whole run"));
     QWidget *lifetimeBox = titled(tr("Buffer lifetimes per memory level"), lifetimePane);
     QWidget *tilingBox = titled(tr("Tiling"), tiling);
     middle->addWidget(timelineBox);
