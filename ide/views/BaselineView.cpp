@@ -1,10 +1,12 @@
 #include "ide/views/BaselineView.h"
 
 #include <QHBoxLayout>
+#include <QHash>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPainter>
 #include <QPushButton>
+#include <QSet>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -43,10 +45,14 @@ void RunStrip::setRuns(std::shared_ptr<const tessel::RunReport> a,
             continue;
         }
         m_scale = std::max(m_scale, double(r->sim->cycles));
+        QSet<quint16> seen;
         for (const auto &e : r->sim->trace) {
-            const QString p = QString::fromStdString(e.pipe.str());
-            if (!m_pipes.contains(p)) {
-                m_pipes << p;
+            if (!seen.contains(e.pipe.id())) {
+                seen.insert(e.pipe.id());
+                const QString p = QString::fromStdString(e.pipe.str());
+                if (!m_pipes.contains(p)) {
+                    m_pipes << p;
+                }
             }
         }
     }
@@ -67,37 +73,50 @@ void RunStrip::paintEvent(QPaintEvent *) {
     p.fillRect(rect(), Qt::white);
     p.setPen(QColor(90, 90, 90));
     const QColor colors[2] = {QColor(110, 140, 200), QColor(235, 120, 40)};
+    // Occupancy per run, pipe and pixel column (a column is drawn when any event covers it):
+    // one pass over each run's trace, its pipes told apart by their interned name.
+    const int w = std::max(1, width() - kLabelW - 4);
+    std::vector<std::vector<char>> occupancy[2];
+    const tessel::RunReport *runs[2] = {m_a.get(), m_b.get()};
+    for (int ri = 0; ri < 2; ++ri) {
+        const bool traced = runs[ri] && runs[ri]->sim;
+        occupancy[ri].assign(size_t(m_pipes.size()), std::vector<char>(traced ? size_t(w) : 0, 0));
+        if (!traced) {
+            continue;
+        }
+        QHash<quint16, int> row; // pipe name id -> index in m_pipes
+        for (const auto &e : runs[ri]->sim->trace) {
+            auto it = row.find(e.pipe.id());
+            if (it == row.end()) {
+                it = row.insert(e.pipe.id(),
+                                int(m_pipes.indexOf(QString::fromStdString(e.pipe.str()))));
+            }
+            if (*it < 0) {
+                continue;
+            }
+            std::vector<char> &busy = occupancy[ri][size_t(*it)];
+            const int x0 = int(xOf(double(e.start))) - kLabelW,
+                      x1 = int(xOf(double(e.end))) - kLabelW;
+            for (int x = std::max(0, x0); x <= std::min(w - 1, x1); ++x) {
+                busy[size_t(x)] = 1;
+            }
+        }
+    }
     for (int k = 0; k < m_pipes.size(); ++k) {
         const int y = 12 + k * (2 * kRowH + kPipeGap);
         p.setPen(QColor(60, 60, 60));
         p.drawText(QRect(0, y, kLabelW - 4, 2 * kRowH), Qt::AlignRight | Qt::AlignVCenter,
                    m_pipes[k]);
-        int run = 0;
-        for (const auto *r : {m_a.get(), m_b.get()}) {
+        for (int run = 0; run < 2; ++run) {
             const int ry = y + run * kRowH;
             p.fillRect(QRectF(kLabelW, ry, width() - kLabelW - 4, kRowH - 1),
                        QColor(245, 245, 245));
-            if (r && r->sim) {
-                // Occupancy per pixel column: a column is drawn when any event covers it.
-                const int w = std::max(1, width() - kLabelW - 4);
-                std::vector<char> busy(size_t(w), 0);
-                for (const auto &e : r->sim->trace) {
-                    if (QString::fromStdString(e.pipe.str()) != m_pipes[k]) {
-                        continue;
-                    }
-                    const int x0 = int(xOf(double(e.start))) - kLabelW,
-                              x1 = int(xOf(double(e.end))) - kLabelW;
-                    for (int x = std::max(0, x0); x <= std::min(w - 1, x1); ++x) {
-                        busy[size_t(x)] = 1;
-                    }
-                }
-                for (int x = 0; x < w; ++x) {
-                    if (busy[size_t(x)]) {
-                        p.fillRect(QRectF(kLabelW + x, ry, 1, kRowH - 1), colors[run]);
-                    }
+            const std::vector<char> &busy = occupancy[run][size_t(k)];
+            for (int x = 0; x < int(busy.size()); ++x) {
+                if (busy[size_t(x)]) {
+                    p.fillRect(QRectF(kLabelW + x, ry, 1, kRowH - 1), colors[run]);
                 }
             }
-            run++;
         }
     }
     p.setPen(QColor(90, 90, 90));

@@ -1,4 +1,5 @@
 #include "ide/views/TextViews.h"
+#include "ide/views/FindKeys.h"
 
 #include <QHBoxLayout>
 #include <QKeyEvent>
@@ -464,24 +465,20 @@ void CodeTabs::findNext(bool backward) {
 }
 
 bool CodeTabs::eventFilter(QObject *o, QEvent *e) {
-    if (o == m_find && (e->type() == QEvent::ShortcutOverride || e->type() == QEvent::KeyPress)) {
-        auto *k = static_cast<QKeyEvent *>(e);
-        const bool esc = k->key() == Qt::Key_Escape;
-        const bool enter = k->key() == Qt::Key_Return || k->key() == Qt::Key_Enter;
-        if (e->type() == QEvent::ShortcutOverride) {
-            if (esc || enter) {
-                e->accept(); // ours, not the window's Esc (Cancel run)
-                return true;
-            }
-            return false;
-        }
-        if (esc) {
+    if (o == m_find) {
+        const FindKey key = findFieldKey(e);
+        switch (key) {
+        case FindKey::None:
+            break;
+        case FindKey::Claimed:
+            return true;
+        case FindKey::Close:
             m_findBar->hide();
             current()->setFocus();
             return true;
-        }
-        if (enter) {
-            findNext(k->modifiers() & Qt::ShiftModifier);
+        case FindKey::Next:
+        case FindKey::Previous:
+            findNext(key == FindKey::Previous);
             return true;
         }
     }

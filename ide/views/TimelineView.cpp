@@ -1,4 +1,5 @@
 #include "ide/views/TimelineView.h"
+#include "ide/views/FindKeys.h"
 
 #include "ide/core/Session.h"
 #include "npu_target/isa/InstrTable.h"
@@ -1111,23 +1112,19 @@ void TimelineView::findNext(bool backward) {
 }
 
 bool TimelineView::eventFilter(QObject *o, QEvent *e) {
-    if (o == m_search && (e->type() == QEvent::ShortcutOverride || e->type() == QEvent::KeyPress)) {
-        auto *k = static_cast<QKeyEvent *>(e);
-        const bool esc = k->key() == Qt::Key_Escape;
-        const bool enter = k->key() == Qt::Key_Return || k->key() == Qt::Key_Enter;
-        if (e->type() == QEvent::ShortcutOverride) {
-            if (esc || enter) {
-                e->accept(); // ours, not the window's Esc (Cancel run)
-                return true;
-            }
-            return false;
-        }
-        if (esc) {
+    if (o == m_search) {
+        const FindKey key = findFieldKey(e);
+        switch (key) {
+        case FindKey::None:
+            break;
+        case FindKey::Claimed:
+            return true;
+        case FindKey::Close:
             closeSearch();
             return true;
-        }
-        if (enter) {
-            findNext(k->modifiers() & Qt::ShiftModifier);
+        case FindKey::Next:
+        case FindKey::Previous:
+            findNext(key == FindKey::Previous);
             return true;
         }
     }
